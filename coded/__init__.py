@@ -1,0 +1,38 @@
+"""coded: coded distributed computing on Dask.
+
+Codes (MDS over the reals and GF(p), polynomial, replication, uncoded), their
+decoders, and ``coded_matmul``, which runs a coded product on Dask workers and
+decodes from whichever finish first.
+
+Public names are resolved lazily (PEP 562), so ``import coded`` loads neither galois
+nor distributed until a name that needs them is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "Code": "coded.codes",
+    "DecodingError": "coded.errors",
+    "IllConditionedWarning": "coded.errors",
+    "NotEnoughResultsError": "coded.errors",
+    "Piece": "coded.codes",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'coded' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

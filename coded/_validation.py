@@ -1,0 +1,297 @@
+"""Argument checks shared by every package (numpy only).
+
+Every message names the argument, the constraint and the value received, e.g.
+"`k` must satisfy 1 <= k <= n, got k=5, n=4." Wrong types raise `TypeError`, wrong
+values `ValueError`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = [
+    "check_finite_matrix",
+    "check_int",
+    "check_k_of_n",
+    "check_prime",
+    "check_real",
+    "check_real_vector",
+    "is_prime",
+]
+
+
+def check_int(
+    value: object,
+    name: str,
+    *,
+    min_value: int | None = None,
+    max_value: int | None = None,
+) -> int:
+    """Return `value` as an int, checking its type and bounds.
+
+    Parameters
+    ----------
+    value : object
+        Candidate integer (`numbers.Integral`, NumPy integers included; not bool).
+    name : str
+        Argument name used in messages.
+    min_value, max_value : int, optional
+        Inclusive bounds.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> check_int(np.int64(3), "n", min_value=1)
+    3
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"`{name}` must be an integer, got {type(value).__name__} {value!r}."
+        )
+    value = int(value)
+    if min_value is not None and value < min_value:
+        raise ValueError(f"`{name}` must be >= {min_value}, got {name}={value}.")
+    if max_value is not None and value > max_value:
+        raise ValueError(f"`{name}` must be <= {max_value}, got {name}={value}.")
+    return value
+
+
+def check_real(
+    value: object,
+    name: str,
+    *,
+    min_value: float | None = None,
+    max_value: float | None = None,
+    strict_min: bool = False,
+) -> float:
+    """Return `value` as a finite float, checking its type and bounds.
+
+    Parameters
+    ----------
+    value : object
+        Candidate real number (`numbers.Real`, not bool).
+    name : str
+        Argument name used in messages.
+    min_value, max_value : float, optional
+        Bounds; `min_value` is exclusive when `strict_min` is true.
+    strict_min : bool
+        Require ``value > min_value`` instead of ``>=``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> check_real(2, "mu", min_value=0, strict_min=True)
+    2.0
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number, got {type(value).__name__}.")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"`{name}` must be finite, got {name}={value}.")
+    if min_value is not None:
+        if strict_min and value <= min_value:
+            raise ValueError(f"`{name}` must be > {min_value}, got {name}={value}.")
+        if not strict_min and value < min_value:
+            raise ValueError(f"`{name}` must be >= {min_value}, got {name}={value}.")
+    if max_value is not None and value > max_value:
+        raise ValueError(f"`{name}` must be <= {max_value}, got {name}={value}.")
+    return value
+
+
+def check_real_vector(
+    values: object,
+    name: str,
+    *,
+    min_value: float | None = None,
+    strict_min: bool = False,
+    length: int | None = None,
+) -> np.ndarray:
+    """Return `values` as a read-only 1-D float64 array of finite numbers.
+
+    Parameters
+    ----------
+    values : array_like
+        Scalar or sequence of real numbers.
+    name : str
+        Argument name used in messages.
+    min_value : float, optional
+        Lower bound on every entry (exclusive when `strict_min`).
+    strict_min : bool
+        Require entries ``> min_value``.
+    length : int, optional
+        Required length.
+
+    Returns
+    -------
+    numpy.ndarray, shape (length,)
+
+    Examples
+    --------
+    >>> check_real_vector([1, 2], "mu", min_value=0, strict_min=True)
+    array([1., 2.])
+    """
+    array = np.asarray(values)
+    if array.dtype == np.bool_ or not (
+        np.issubdtype(array.dtype, np.integer)
+        or np.issubdtype(array.dtype, np.floating)
+    ):
+        raise TypeError(f"`{name}` must hold real numbers, got dtype {array.dtype}.")
+    array = np.array(np.atleast_1d(array), dtype=np.float64)
+    if array.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D, got shape {array.shape}.")
+    if length is not None and array.shape[0] != length:
+        raise ValueError(f"`{name}` must have length {length}, got {array.shape[0]}.")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"`{name}` must be finite, got {array.tolist()}.")
+    if min_value is not None:
+        bad = array <= min_value if strict_min else array < min_value
+        if np.any(bad):
+            op = ">" if strict_min else ">="
+            raise ValueError(
+                f"`{name}` entries must be {op} {min_value}, got {array.tolist()}."
+            )
+    array.setflags(write=False)
+    return array
+
+
+def check_k_of_n(k: object, n: object) -> tuple[int, int]:
+    """Check a recovery threshold `k` against the number of workers `n`.
+
+    Parameters
+    ----------
+    k, n : int
+        Recovery threshold and number of workers, ``1 <= k <= n``.
+
+    Returns
+    -------
+    tuple of int
+        ``(k, n)``.
+
+    Examples
+    --------
+    >>> check_k_of_n(6, 8)
+    (6, 8)
+    """
+    n = check_int(n, "n", min_value=1)
+    k = check_int(k, "k", min_value=1)
+    if k > n:
+        raise ValueError(f"`k` must satisfy 1 <= k <= n, got k={k}, n={n}.")
+    return k, n
+
+
+def is_prime(value: int) -> bool:
+    """Return whether `value` is prime (deterministic Miller-Rabin below 3.3e24).
+
+    Parameters
+    ----------
+    value : int
+        Candidate.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_prime(65537), is_prime(65535)
+    (True, False)
+    """
+    if value < 2:
+        return False
+    small = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+    for q in small:
+        if value % q == 0:
+            return value == q
+    d, s = value - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for witness in small:
+        x = pow(witness, d, value)
+        if x in (1, value - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % value
+            if x == value - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def check_prime(value: object, name: str = "p") -> int:
+    """Return `value` as an int after checking that it is prime.
+
+    Parameters
+    ----------
+    value : int
+        Candidate prime.
+    name : str
+        Argument name used in messages.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> check_prime(65537)
+    65537
+    """
+    value = check_int(value, name, min_value=2)
+    if not is_prime(value):
+        raise ValueError(f"`{name}` must be prime, got {name}={value}.")
+    return value
+
+
+def check_finite_matrix(
+    values: object,
+    name: str,
+    *,
+    ndim: int | Sequence[int] = 2,
+) -> np.ndarray:
+    """Return `values` as a numeric array with no NaN or inf, checking `ndim`.
+
+    Parameters
+    ----------
+    values : array_like
+        Real or integer array.
+    name : str
+        Argument name used in messages.
+    ndim : int or sequence of int
+        Allowed numbers of dimensions.
+
+    Returns
+    -------
+    numpy.ndarray
+        The array (integer dtypes are kept, others become float64).
+
+    Examples
+    --------
+    >>> check_finite_matrix([[1, 2]], "A").dtype.kind
+    'i'
+    """
+    array = np.asarray(values)
+    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    if array.dtype == np.bool_ or array.dtype.kind not in "iuf":
+        raise TypeError(
+            f"`{name}` must be a real or integer array, got dtype {array.dtype}."
+        )
+    if array.ndim not in allowed:
+        raise ValueError(
+            f"`{name}` must have ndim in {allowed}, got shape {array.shape}."
+        )
+    if array.dtype.kind == "f":
+        array = array.astype(np.float64, copy=False)
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"`{name}` must be finite (no NaN or inf).")
+    return array

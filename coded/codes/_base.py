@@ -1,0 +1,157 @@
+"""The one interface every scheme implements: encode, run pieces, decode.
+
+A *Code* turns the operands of ``A @ B`` into per-worker operands
+(:class:`EncodedOperands`); worker ``i`` computes ``left_i @ right_i`` (or row ranges
+of it, one *batch* at a time) with ``code.multiply``; each result comes back as a
+:class:`Piece`. A :class:`Decoder` takes pieces until it can decode and then returns
+``A @ B``. The runtime (``coded.runtime``) only moves operands and pieces; it never
+looks inside a code.
+
+Row codes (MDS over the reals or GF(p), replication, uncoded, and the row-MDS code of
+heterogeneous loads) encode only A; their pieces may be any row range of a worker's
+coded rows. Two-sided codes (polynomial) encode A and B; their pieces are whole
+worker results.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Code", "Decoder", "EncodedOperands", "Piece"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Piece:
+    """One result returned by a worker.
+
+    Parameters
+    ----------
+    worker : int
+        Worker index ``0 <= worker < n``.
+    start, stop : int
+        The piece is ``(left_worker @ right_worker)[start:stop]``: a row range of the
+        worker's product. A whole result has ``start = 0`` and
+        ``stop = left_worker.shape[0]``.
+    value : array
+        The product rows (float64 over the reals, integer residues over GF(p)).
+    """
+
+    worker: int
+    start: int
+    stop: int
+    value: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class EncodedOperands:
+    """Per-worker operands of one coded product, plus what decoding needs.
+
+    Parameters
+    ----------
+    lefts : tuple of array, length n
+        Worker ``i`` multiplies ``lefts[i]`` (shape ``(l_i, d)``) on the left.
+    rights : tuple of array or None
+        Per-worker right operands (two-sided codes); ``None`` means every worker
+        uses `shared_right`.
+    shared_right : array or None
+        The right operand common to all workers (row codes).
+    context : object
+        Code-specific facts needed to decode (original shape, padding, whether B
+        was a vector, the integer mapping). Opaque to the runtime.
+    """
+
+    lefts: tuple[Any, ...]
+    rights: tuple[Any, ...] | None
+    shared_right: Any
+    context: Any = None
+
+    def right(self, worker: int) -> Any:
+        """Return worker `worker`'s right operand."""
+        return self.shared_right if self.rights is None else self.rights[worker]
+
+
+class Decoder(ABC):
+    """Incremental decoder: pieces in, decision out (pure, no I/O).
+
+    Feed pieces with :meth:`add`; once :attr:`is_decodable` is true, :meth:`decode`
+    returns the product. Pieces a decodable set no longer needs are ignored.
+    """
+
+    @abstractmethod
+    def add(self, piece: Piece) -> None:
+        """Record one piece."""
+
+    @property
+    @abstractmethod
+    def is_decodable(self) -> bool:
+        """Whether the pieces received so far determine the product."""
+
+    @property
+    @abstractmethod
+    def progress(self) -> tuple[int, int]:
+        """``(received, needed)`` in the code's own unit (results or rows)."""
+
+    @abstractmethod
+    def decode(self) -> Any:
+        """Return the product; raise `DecodingError` if not yet decodable."""
+
+
+class Code(ABC):
+    """Base class of every coding scheme (n workers, a recovery threshold)."""
+
+    n: int
+
+    @property
+    @abstractmethod
+    def recovery_threshold(self) -> int:
+        """Number of whole worker results that always suffice (``k``)."""
+
+    @property
+    def field(self) -> Any:
+        """The galois field class, or ``None`` for the real numbers."""
+        return None
+
+    @abstractmethod
+    def encode_operands(self, A: Any, B: Any) -> EncodedOperands:
+        """Encode ``A @ B`` into per-worker operands (validated, pure)."""
+
+    @abstractmethod
+    def decoder(self, encoded: EncodedOperands) -> Decoder:
+        """Return a fresh incremental decoder for `encoded`."""
+
+    @property
+    @abstractmethod
+    def multiply(self) -> Callable[[Any, Any], Any]:
+        """Picklable worker-side product ``(left, right) -> left @ right``."""
+
+    @abstractmethod
+    def is_decodable(self, workers: Iterable[int]) -> bool:
+        """Whether whole results from `workers` suffice to decode."""
+
+    def decode_results(
+        self, encoded: EncodedOperands, results: Mapping[int, Any]
+    ) -> Any:
+        """Decode ``A @ B`` from whole worker results ``{worker: left @ right}``.
+
+        Parameters
+        ----------
+        encoded : EncodedOperands
+            What :meth:`encode_operands` returned.
+        results : mapping of int to array
+            Whole results of some workers.
+
+        Returns
+        -------
+        array
+            The product ``A @ B``.
+        """
+        decoder = self.decoder(encoded)
+        for worker, value in results.items():
+            rows = np.shape(encoded.lefts[worker])[0]
+            decoder.add(Piece(worker=worker, start=0, stop=rows, value=value))
+        return decoder.decode()

@@ -1,0 +1,21 @@
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=50, deadline=None)
+# "ci" is Hypothesis' built-in profile (derandomize, no database, print_blob);
+# we bound the budget so the whole suite stays well under 15 minutes on 2 cores.
+settings.register_profile(
+    "ci",
+    settings.get_profile("ci"),
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "nightly",
+    max_examples=5_000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
