@@ -1,9 +1,58 @@
 """mapreduce: coded MapReduce (Li et al.) with coded shuffles.
 
-Placements, shuffle plans and their verifier are pure; execution on Dask lives in
-``coded.runtime``.
+Placements (Li's r-subsets, the K = 3 heterogeneous optimum, Woolsey et al.'s
+hypercube, any user map), shuffle plans with their verifier, and ``run_mapreduce``.
+Placements, plans and the verifier are pure; execution on Dask lives in
+``coded.runtime`` and is imported only when a job runs.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from mapreduce._errors import MapReduceTaskError, PlanVerificationError
+from mapreduce._examples import (
+    TeraSortResult,
+    count_words,
+    generate_records,
+    range_partition,
+    run_terasort,
+    sum_counts,
+)
+from mapreduce._job import (
+    MapReduceRecord,
+    MapReduceResult,
+    hash_partition,
+    run_mapreduce,
+)
+from mapreduce._placement import (
+    Placement,
+    place_from_map,
+    place_hypercube,
+    place_k3,
+    place_li,
+)
+from mapreduce._plan import Packet, Segment, ShufflePlan, plan_shuffle, verify_plan
+
+__all__ = [
+    "MapReduceRecord",
+    "MapReduceResult",
+    "MapReduceTaskError",
+    "Packet",
+    "Placement",
+    "PlanVerificationError",
+    "Segment",
+    "ShufflePlan",
+    "TeraSortResult",
+    "count_words",
+    "generate_records",
+    "hash_partition",
+    "place_from_map",
+    "place_hypercube",
+    "place_k3",
+    "place_li",
+    "plan_shuffle",
+    "range_partition",
+    "run_mapreduce",
+    "run_terasort",
+    "sum_counts",
+    "verify_plan",
+]

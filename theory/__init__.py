@@ -7,6 +7,85 @@ heterogeneous allocations (HCMM, Kim et al., BPCC; section 4), coded MapReduce l
 
 from __future__ import annotations
 
+from theory._cdc import (
+    K3Placement,
+    load_coded,
+    load_envelope,
+    load_optimal,
+    load_uncoded,
+    solve_k3_placement,
+)
+from theory._exact_latency import (
+    expected_allocation_latency,
+    expected_order_statistics,
+)
+from theory._heterogeneous import (
+    BPCCOptimum,
+    KimBound,
+    bpcc_optimum,
+    bpcc_tau,
+    expected_rows,
+    hcmm_lambda,
+    hcmm_latency,
+    hcmm_loads,
+    kim_bound,
+)
+from theory._homogeneous import (
+    expected_kth_completion,
+    expected_latency_mds,
+    expected_latency_mds_asymptotic,
+    expected_latency_replication,
+    expected_latency_uncoded,
+    optimal_k_mds,
+    optimal_rate_asymptotic,
+)
+from theory._homogeneous_sim import simulate_homogeneous
 from theory._models import GroupProfile, WorkerProfile
+from theory._physical_limit import expected_physical_limit, physical_limit_bound
+from theory._simulation_result import SimulationResult
+from theory._simulator import simulate_latency, simulate_physical_limit
+from theory._thresholds import (
+    recovery_threshold_entangled,
+    recovery_threshold_matdot,
+    recovery_threshold_mds,
+    recovery_threshold_polynomial,
+)
 
-__all__ = ["GroupProfile", "WorkerProfile"]
+__all__ = [
+    "BPCCOptimum",
+    "GroupProfile",
+    "K3Placement",
+    "KimBound",
+    "SimulationResult",
+    "WorkerProfile",
+    "bpcc_optimum",
+    "bpcc_tau",
+    "expected_allocation_latency",
+    "expected_kth_completion",
+    "expected_latency_mds",
+    "expected_latency_mds_asymptotic",
+    "expected_latency_replication",
+    "expected_latency_uncoded",
+    "expected_order_statistics",
+    "expected_physical_limit",
+    "expected_rows",
+    "hcmm_lambda",
+    "hcmm_latency",
+    "hcmm_loads",
+    "kim_bound",
+    "load_coded",
+    "load_envelope",
+    "load_optimal",
+    "load_uncoded",
+    "optimal_k_mds",
+    "optimal_rate_asymptotic",
+    "physical_limit_bound",
+    "recovery_threshold_entangled",
+    "recovery_threshold_matdot",
+    "recovery_threshold_mds",
+    "recovery_threshold_polynomial",
+    "simulate_homogeneous",
+    "simulate_latency",
+    "simulate_physical_limit",
+    "solve_k3_placement",
+]

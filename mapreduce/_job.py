@@ -1,0 +1,263 @@
+r"""The job API: ``run_mapreduce`` and its frozen result.
+
+The pure part (placement, plan, verification, partitioning) lives here; the Dask
+execution is ``coded.runtime._mapreduce``, imported inside the call.
+"""
+
+from __future__ import annotations
+
+import pickle
+import zlib
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from coded._validation import check_int
+from mapreduce._placement import Placement, place_li
+from mapreduce._plan import ShufflePlan, plan_shuffle, verify_plan
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+__all__ = ["MapReduceRecord", "MapReduceResult", "hash_partition", "run_mapreduce"]
+
+MapFn = Callable[[Any], Iterable[tuple[Hashable, Any]]]
+ReduceFn = Callable[[Hashable, list[Any]], Any]
+PartitionFn = Callable[[Hashable, int], int]
+
+
+def hash_partition(key: Hashable, K: int) -> int:
+    """Reducer node of `key`: a process-independent hash of its pickle, mod `K`.
+
+    Parameters
+    ----------
+    key : hashable
+        Intermediate key.
+    K : int
+        Number of reducer nodes.
+
+    Returns
+    -------
+    int
+        ``crc32(pickle(key)) % K`` (Python's ``hash`` of ``str`` differs between
+        processes, so it cannot place keys across Dask workers).
+
+    Examples
+    --------
+    >>> hash_partition("coded", 4) == hash_partition("coded", 4)
+    True
+    """
+    return zlib.crc32(pickle.dumps(key, protocol=4)) % K
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MapReduceRecord:
+    r"""What a MapReduce job sent and how long each stage took.
+
+    Parameters
+    ----------
+    K, N : int
+        Nodes and files.
+    r : Fraction
+        Computation load of the placement.
+    is_coded : bool
+        Whether the shuffle was coded.
+    load : Fraction
+        Paper-model load of the plan (a multicast counts once), over ``Q N T``.
+    unicast_load : Fraction
+        The plan's load when every packet goes to each receiver separately.
+    packets : int
+        Number of packets.
+    intermediate_bytes : int
+        Bytes of all intermediate values (every file, every reducer): the
+        measured ``Q N T``.
+    packet_bytes : int
+        Bytes of all packet payloads, each counted once (padding included).
+    wire_bytes : int
+        Bytes moved between Dask workers during the job, from the workers'
+        ``transfer_incoming_log`` (Dask's ``sizeof`` of each transferred object;
+        Dask has no multicast, so a packet crosses the wire once per receiver).
+    map_seconds, shuffle_seconds, reduce_seconds : float
+        Wall-clock seconds of each stage, seen from the client.
+
+    Notes
+    -----
+    The measured paper-model load is ``packet_bytes / intermediate_bytes``; it
+    matches `load` up to padding and uneven value sizes.
+    """
+
+    K: int
+    N: int
+    r: Fraction
+    is_coded: bool
+    load: Fraction
+    unicast_load: Fraction
+    packets: int
+    intermediate_bytes: int
+    packet_bytes: int
+    wire_bytes: int
+    map_seconds: float
+    shuffle_seconds: float
+    reduce_seconds: float
+
+    @property
+    def measured_load(self) -> float:
+        """``packet_bytes / intermediate_bytes`` (0 when nothing was produced)."""
+        return (
+            self.packet_bytes / self.intermediate_bytes
+            if self.intermediate_bytes
+            else 0.0
+        )
+
+    @property
+    def total_seconds(self) -> float:
+        """Map + shuffle + reduce seconds."""
+        return self.map_seconds + self.shuffle_seconds + self.reduce_seconds
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class MapReduceResult:
+    """Output of a MapReduce job and its record.
+
+    Parameters
+    ----------
+    output : dict
+        ``key -> reduce_fn(key, values)``, reducer 0's keys first, each reducer's
+        keys in sorted order when they are comparable.
+    record : MapReduceRecord
+        Loads, bytes and stage times.
+    """
+
+    output: dict[Hashable, Any]
+    record: MapReduceRecord
+
+
+def _resolve_placement(
+    n_files: int, K: object, r: object, placement: object
+) -> Placement:
+    K = check_int(K, "K", min_value=1)
+    if placement is not None:
+        if r is not None:
+            raise ValueError("pass at most one of `r` and `placement`, got both.")
+        if not isinstance(placement, Placement):
+            raise TypeError(
+                f"`placement` must be a Placement, got {type(placement).__name__}."
+            )
+        if placement.K != K or n_files != placement.N:
+            raise ValueError(
+                f"`placement` must have K={K} nodes and N={n_files} files (one per "
+                f"input file), got K={placement.K}, N={placement.N}."
+            )
+        return placement
+    return place_li(K, 1 if r is None else r, N=n_files)
+
+
+def run_mapreduce(
+    files: Sequence[Any],
+    map_fn: MapFn,
+    reduce_fn: ReduceFn,
+    *,
+    K: int,
+    r: int | None = None,
+    placement: Placement | None = None,
+    coded: bool = True,
+    partition: PartitionFn = hash_partition,
+    client: Client | None = None,
+) -> MapReduceResult:
+    r"""Run a MapReduce job on Dask with a (coded) shuffle.
+
+    Parameters
+    ----------
+    files : sequence
+        The ``N`` input files (any picklable objects).
+    map_fn : callable
+        ``map_fn(file)`` returns an iterable of ``(key, value)`` pairs.
+    reduce_fn : callable
+        ``reduce_fn(key, values)`` returns the output for `key`; `values` lists
+        every mapped value of `key`, in file order.
+    K : int
+        Number of nodes (Dask workers used), ``K >= 1``.
+    r : int, optional
+        Computation load of Li's placement, ``1 <= r <= K`` (default 1, i.e.
+        uncoded). Exclusive with `placement`.
+    placement : Placement, optional
+        Any placement with ``K`` nodes and ``len(files)`` files.
+    coded : bool
+        Coded multicasts (default) or plain unicasts of whole values.
+    partition : callable
+        ``partition(key, K)`` gives the reducer node of a key (default
+        :func:`hash_partition`; a range partition makes the output sorted).
+    client : distributed.Client, optional
+        A client with at least ``K`` workers; without one, an embedded
+        ``LocalCluster`` of ``K`` single-threaded workers is started and closed.
+
+    Returns
+    -------
+    MapReduceResult
+        The output (equal to an uncoded run) and the record.
+
+    Raises
+    ------
+    ValueError
+        For bad `K`, `r` (``r < 1`` or ``r > K``), an empty `files`, a placement
+        that does not fit, or a client with fewer than `K` workers.
+    TypeError
+        If a function argument is not callable, `placement` is not a
+        :class:`Placement`, or `client` is not a ``distributed.Client``.
+    MapReduceTaskError
+        If `map_fn` or `reduce_fn` raises on a worker.
+
+    Notes
+    -----
+    Node ``k`` maps every file it stores, producing one value (a byte string) per
+    reducer node; the senders XOR segments of these values into packets
+    (:func:`plan_shuffle`), each receiver cancels the segments it mapped itself,
+    and reduces. The plan is checked by :func:`verify_plan` before anything runs.
+
+    References
+    ----------
+    .. [1] S. Li, M. A. Maddah-Ali, Q. Yu, A. S. Avestimehr, "A Fundamental
+       Tradeoff Between Computation and Communication in Distributed Computing",
+       IEEE Trans. Inf. Theory 64(1), 2018.
+    .. [2] S. Li, S. Supittayapornpong, M. A. Maddah-Ali, A. S. Avestimehr,
+       "Coded TeraSort", IEEE IPDPSW, 2017.
+
+    Examples
+    --------
+    >>> from mapreduce import count_words, sum_counts
+    >>> files = ["a b a", "b c", "a c c"]
+    >>> result = run_mapreduce(files, count_words, sum_counts, K=3, r=2)
+    >>> result.output == {"a": 3, "b": 2, "c": 3}, result.record.load
+    (True, Fraction(1, 6))
+    """
+    files = list(files)
+    if not files:
+        raise ValueError("`files` must hold at least one file, got 0.")
+    for name, fn in (
+        ("map_fn", map_fn),
+        ("reduce_fn", reduce_fn),
+        ("partition", partition),
+    ):
+        if not callable(fn):
+            raise TypeError(f"`{name}` must be callable, got {type(fn).__name__}.")
+    placement = _resolve_placement(len(files), K, r, placement)
+    plan = verify_plan(plan_shuffle(placement, coded=coded))
+    from coded.runtime._mapreduce import execute_mapreduce
+
+    return execute_mapreduce(
+        files, map_fn, reduce_fn, plan=plan, partition=partition, client=client
+    )
+
+
+def plan_record_fields(plan: ShufflePlan) -> dict[str, Any]:
+    """Return the record fields that come from the plan alone."""
+    return {
+        "K": plan.placement.K,
+        "N": plan.placement.N,
+        "r": plan.placement.r,
+        "is_coded": plan.is_coded,
+        "load": plan.load,
+        "unicast_load": plan.unicast_load,
+        "packets": len(plan.packets),
+    }

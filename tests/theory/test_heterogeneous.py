@@ -1,0 +1,340 @@
+"""HCMM, Kim et al. and BPCC (theory.md section 4) against independent solves."""
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import optimize
+
+from theory import (
+    GroupProfile,
+    WorkerProfile,
+    bpcc_optimum,
+    bpcc_tau,
+    expected_rows,
+    hcmm_lambda,
+    hcmm_latency,
+    hcmm_loads,
+    kim_bound,
+    physical_limit_bound,
+)
+
+THREE_GROUPS = GroupProfile(N=[20, 30, 50], a=[1, 1, 1], mu=[4, 2, 1])
+
+
+def as_given(value, text):
+    """Round `value` to the decimals of the check value `text` (theory.md)."""
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return f"{value:.{decimals}f}"
+
+
+@st.composite
+def profiles(draw, max_n=6, min_n=1):
+    n = draw(st.integers(min_n, max_n))
+    a = draw(st.lists(st.floats(0.05, 3.0), min_size=n, max_size=n))
+    mu = draw(st.lists(st.floats(0.1, 20.0), min_size=n, max_size=n))
+    return WorkerProfile(a=a, mu=mu)
+
+
+# ---------------------------------------------------------------- HCMM
+
+
+@pytest.mark.parametrize("n", [10, 100, 1000])
+def test_hcmm_check_value(n):
+    g = GroupProfile(N=[n // 2, n // 2], a=[1, 2], mu=[4, 1])
+    assert round(hcmm_latency(g, 100 * n), 2) == 250.44
+
+
+@given(profile=profiles())
+def test_hcmm_lambda_solves_its_equation_brentq(profile):
+    lam = hcmm_lambda(profile)
+    for a, mu, value in zip(profile.a, profile.mu, lam, strict=True):
+        # e^{mu (lam - a)} = 1 + mu lam, written in logs for a stable root.
+        def f(x, a=a, mu=mu):
+            return mu * (x - a) - np.log1p(mu * x)
+
+        hi = a + 1.0
+        while f(hi) <= 0:
+            hi *= 2
+        root = optimize.brentq(f, a + 1e-15, hi, xtol=1e-15, rtol=1e-13)
+        assert value == pytest.approx(root, rel=1e-9)
+        assert value > a
+
+
+@given(profile=profiles())
+def test_hcmm_tau_against_bounded_maximisation(profile):
+    m = 1000.0
+    best = 0.0
+    for a, mu in zip(profile.a, profile.mu, strict=True):
+        res = optimize.minimize_scalar(
+            lambda u, a=a, mu=mu: -u * -np.expm1(-mu * (1.0 / u - a)),
+            bounds=(1e-12, 1.0 / a),
+            method="bounded",
+            options={"xatol": 1e-12},
+        )
+        best += -res.fun
+    assert hcmm_latency(profile, m) == pytest.approx(m / best, rel=1e-7)
+    loads = hcmm_loads(profile, m)
+    assert float(expected_rows(profile, loads, hcmm_latency(profile, m))) == (
+        pytest.approx(m, rel=1e-10)
+    )
+
+
+# ---------------------------------------------------------------- Kim et al.
+
+
+@pytest.mark.parametrize("s", [1, 10, 100])
+def test_kim_large_n_check_values(s):
+    bound = kim_bound(THREE_GROUPS.scaled(s), 1000 * s, exact=False)
+    assert as_given(bound.latency, "24.544") == "24.544"
+    assert [as_given(x, "0.00") for x in bound.loads] == ["16.54", "14.00", "11.44"]
+
+
+def test_kim_finite_n_approaches_large_n():
+    large = kim_bound(THREE_GROUPS, 1000, exact=False)
+    gaps = [
+        abs(kim_bound(THREE_GROUPS.scaled(s), 1000 * s).latency - large.latency)
+        for s in (1, 10, 100)
+    ]
+    assert gaps[0] > gaps[1] > gaps[2]
+    assert gaps[2] / large.latency < 2e-3
+
+
+@pytest.mark.parametrize(
+    ("N", "a", "mu"),
+    [([2, 3, 4], [1.0, 0.5, 2.0], [4.0, 1.0, 0.5]), ([5, 1], [0.0, 1.0], [1.0, 9.0])],
+)
+def test_kim_exact_against_brute_force_over_k(N, a, mu):
+    g = GroupProfile(N=N, a=a, mu=mu)
+    m = 100.0
+    best = np.inf
+    for ks in itertools.product(*(range(1, n + 1) for n in N)):
+        cost = [
+            aj + sum(1.0 / i for i in range(nj - kj + 1, nj + 1)) / muj
+            for nj, kj, aj, muj in zip(N, ks, a, mu, strict=True)
+        ]
+        # LP in (l_1..l_G, T): min T s.t. l_j c_j <= T, sum_j k_j l_j >= m.
+        G = len(N)
+        A = np.zeros((G + 1, G + 1))
+        for j in range(G):
+            A[j, j], A[j, G] = cost[j], -1.0
+        A[G, :G] = -np.array(ks)
+        res = optimize.linprog(
+            np.eye(G + 1)[G], A_ub=A, b_ub=np.r_[np.zeros(G), -m], method="highs"
+        )
+        best = min(best, res.fun)
+    assert kim_bound(g, m).latency == pytest.approx(best, rel=1e-9)
+
+
+@given(profile=profiles(max_n=4))
+def test_kim_large_n_loads_are_hcmm_loads(profile):
+    groups = profile.to_groups()
+    bound = kim_bound(groups, 500.0, exact=False)
+    assert bound.latency == pytest.approx(hcmm_latency(profile, 500.0), rel=1e-12)
+    expanded = np.repeat(bound.loads, groups.N.astype(int))
+    np.testing.assert_allclose(expanded, hcmm_loads(groups, 500.0), rtol=1e-12)
+
+
+@given(profile=profiles(max_n=3))
+def test_kim_finite_n_loads_approach_hcmm(profile):
+    groups = profile.to_groups()
+    hcmm = hcmm_loads(groups.to_workers(), 1.0)[np.cumsum(groups.N.astype(int)) - 1]
+    errors = [
+        np.max(np.abs(kim_bound(groups.scaled(s), s).loads / hcmm - 1.0))
+        for s in (1, 1000)
+    ]
+    assert errors[1] <= errors[0] + 1e-12
+    assert errors[1] < 0.02
+
+
+# ---------------------------------------------------------------- BPCC
+
+
+@pytest.mark.parametrize(
+    ("b", "expected"),
+    [
+        (1, "24.544"),
+        (2, "19.85"),
+        (4, "17.34"),
+        (8, "16.04"),
+        (16, "15.38"),
+        (32, "15.04"),
+    ],
+)
+def test_bpcc_check_values(b, expected):
+    tau = bpcc_optimum(THREE_GROUPS, 1000.0, batches=b, l_max=np.inf).latency
+    assert as_given(tau, expected) == expected
+
+
+def test_bpcc_approaches_the_large_n_physical_limit():
+    limit = physical_limit_bound(THREE_GROUPS, 1000.0)
+    assert round(limit, 3) == 14.705
+    taus = [
+        bpcc_optimum(THREE_GROUPS, 1000.0, batches=b, l_max=np.inf).latency
+        for b in (1, 4, 16, 64, 256)
+    ]
+    assert all(x > y for x, y in itertools.pairwise(taus))
+    assert limit < taus[-1] < 1.003 * limit
+
+
+def _g(u, a, mu, b):
+    j = np.arange(1, b + 1)
+    return u / b * np.sum(-np.expm1(-mu * np.maximum(b / (j * u) - a, 0.0)))
+
+
+@pytest.mark.parametrize("b", [2, 5])
+def test_bpcc_u_star_against_bounded_maximisation(b):
+    profile = WorkerProfile(a=[1.0, 0.3, 2.0], mu=[4.0, 0.5, 10.0])
+    m = 1000.0
+    total = 0.0
+    for a, mu in zip(profile.a, profile.mu, strict=True):
+        grid = np.linspace(1e-6, 1.0 / a, 20001)
+        values = np.array([_g(u, a, mu, b) for u in grid])
+        k = int(np.argmax(values))
+        res = optimize.minimize_scalar(
+            lambda u, a=a, mu=mu: -_g(u, a, mu, b),
+            bounds=(grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]),
+            method="bounded",
+            options={"xatol": 1e-13},
+        )
+        total += -res.fun
+    opt = bpcc_optimum(profile, m, batches=b, l_max=np.inf)
+    assert opt.latency == pytest.approx(m / total, rel=1e-9)
+
+
+def test_bpcc_with_overhead_is_a_per_worker_optimum():
+    profile = WorkerProfile(a=[1.0, 0.5], mu=[2.0, 0.5])
+    c = np.array([0.3, 1.0])
+    opt = bpcc_optimum(profile, 50.0, batches=[4, 3], overhead=c)
+    tau = opt.latency
+    assert float(
+        expected_rows(profile, opt.loads, tau, batches=[4, 3], overhead=c)
+    ) == pytest.approx(50.0, rel=1e-9)
+    grid = np.linspace(1e-3, 50.0, 50001)
+    for i, b in enumerate((4, 3)):
+        clones = WorkerProfile(
+            a=np.full(grid.size, profile.a[i]), mu=np.full(grid.size, profile.mu[i])
+        )
+        rows = expected_rows(
+            clones, grid, tau, batches=b, overhead=c[i], per_worker=True
+        )
+        single = WorkerProfile(a=[profile.a[i]], mu=[profile.mu[i]])
+        best = float(
+            expected_rows(single, [opt.loads[i]], tau, batches=b, overhead=c[i])
+        )
+        assert best >= rows.max() - 1e-9
+
+
+def test_bpcc_overhead_makes_batch_search_interior():
+    opt = bpcc_optimum(THREE_GROUPS, 1000.0, batches=None, overhead=1.0)
+    assert opt.batches.min() > 1
+    assert opt.batches.max() < 64
+    fixed = [
+        bpcc_optimum(THREE_GROUPS, 1000.0, batches=b, overhead=1.0).latency
+        for b in (1, 2, 4, 8, 16, 32, 64)
+    ]
+    assert opt.latency <= min(fixed) * (1 + 1e-9)
+
+
+@given(profile=profiles(min_n=2))
+def test_bpcc_with_one_batch_is_hcmm(profile):
+    opt = bpcc_optimum(profile, 300.0, batches=1, l_max=np.inf)
+    assert opt.latency == pytest.approx(hcmm_latency(profile, 300.0), rel=1e-9)
+    np.testing.assert_allclose(opt.loads, hcmm_loads(profile, 300.0), rtol=1e-6)
+
+
+@given(profile=profiles(min_n=2, max_n=3), b=st.integers(1, 4))
+def test_bpcc_tau_inverts_expected_rows(profile, b):
+    opt = bpcc_optimum(profile, 100.0, batches=b)
+    assert np.all(opt.loads <= 100.0 * (1 + 1e-12))
+    tau = bpcc_tau(profile, opt.loads, m=100.0, batches=opt.batches)
+    assert tau == pytest.approx(opt.latency, rel=1e-8)
+
+
+def test_expected_rows_against_monte_carlo():
+    profile = WorkerProfile(a=[1.0, 0.5], mu=[2.0, 0.5])
+    loads, b, c, t = np.array([6.0, 4.0]), np.array([3, 2]), np.array([0.2, 0.0]), 5.0
+    X = np.random.default_rng(20260).standard_exponential((200_000, 2))
+    period = loads / b * (profile.a + X / profile.mu) + c
+    rows = sum(
+        loads[i] / b[i] * np.minimum(b[i], np.floor(t / period[:, i])) for i in range(2)
+    )
+    expected = float(expected_rows(profile, loads, t, batches=b, overhead=c))
+    assert abs(rows.mean() - expected) < 5 * rows.std() / np.sqrt(rows.size)
+
+
+BAD = [
+    (
+        lambda: hcmm_lambda(WorkerProfile(a=[0.0], mu=[1.0])),
+        ValueError,
+        "HCMM needs every shift `a` > 0",
+    ),
+    (lambda: hcmm_latency(THREE_GROUPS, 0.0), ValueError, "`m` must be > 0.0"),
+    (
+        lambda: hcmm_latency([1, 2], 1.0),
+        TypeError,
+        "`profile` must be a WorkerProfile or GroupProfile",
+    ),
+    (
+        lambda: kim_bound(GroupProfile(N=[2], a=[0.0], mu=[1.0]), 5.0, exact=False),
+        ValueError,
+        "Kim et al.'s large-N form needs every shift `a` > 0",
+    ),
+    (lambda: kim_bound("x", 5.0), TypeError, "`groups` must be a GroupProfile"),
+    (
+        lambda: bpcc_optimum(THREE_GROUPS, 1000.0, batches=0),
+        ValueError,
+        "`batches` entries must be >= 1",
+    ),
+    (
+        lambda: bpcc_optimum(THREE_GROUPS, 1000.0, batches=1.5),
+        TypeError,
+        "`batches` must hold integers",
+    ),
+    (
+        lambda: bpcc_optimum(THREE_GROUPS, 1000.0, overhead=-1.0),
+        ValueError,
+        "`overhead` entries must be >= 0.0",
+    ),
+    (
+        lambda: bpcc_optimum(THREE_GROUPS, 1000.0, l_max=10.0),
+        ValueError,
+        "`l_max` is too small",
+    ),
+    (
+        lambda: bpcc_optimum(THREE_GROUPS, 1000.0, l_max=-1.0),
+        ValueError,
+        "`l_max` entries must be > 0",
+    ),
+    (
+        lambda: bpcc_optimum(
+            WorkerProfile(a=[0.0, 1.0], mu=[1.0, 1.0]), 5.0, l_max=np.inf
+        ),
+        ValueError,
+        "unbounded load",
+    ),
+    (
+        lambda: bpcc_tau(THREE_GROUPS, np.full(100, 10.0), m=1000.0),
+        ValueError,
+        "`loads` must hold more than m=1000 rows",
+    ),
+    (
+        lambda: expected_rows(THREE_GROUPS, np.ones(99), 1.0),
+        ValueError,
+        "`loads` must have length 100",
+    ),
+    (
+        lambda: expected_rows(THREE_GROUPS, np.ones(100), -1.0),
+        ValueError,
+        "`t` must be finite and >= 0",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), BAD)
+def test_input_validation(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()

@@ -1,0 +1,190 @@
+"""The general simulator and the exact allocation latencies (theory.md section 6)."""
+
+import re
+
+import numpy as np
+import pytest
+
+from theory import (
+    GroupProfile,
+    WorkerProfile,
+    bpcc_optimum,
+    expected_allocation_latency,
+    expected_kth_completion,
+    expected_order_statistics,
+    expected_physical_limit,
+    hcmm_latency,
+    physical_limit_bound,
+    simulate_latency,
+    simulate_physical_limit,
+)
+
+THREE_GROUPS = GroupProfile(N=[20, 30, 50], a=[1, 1, 1], mu=[4, 2, 1])
+
+
+def within(result, value, k=5.0):
+    return abs(result.mean - value) <= k * result.stderr
+
+
+@pytest.mark.parametrize(("n", "k", "rows"), [(10, 7, 3), (30, 20, 5), (5, 5, 2)])
+def test_uniform_mds_matches_order_statistic(n, k, rows):
+    profile = WorkerProfile.homogeneous(n, a=0.5, mu=2.0)
+    result = simulate_latency(profile, np.full(n, rows), m=k * rows, rng=11)
+    exact = rows * expected_kth_completion(n, k, mu=2.0, shift=0.5)
+    assert within(result, exact)
+    assert expected_allocation_latency(
+        profile, np.full(n, rows), m=k * rows
+    ) == pytest.approx(exact, rel=1e-9)
+
+
+def test_order_statistics_homogeneous_closed_form():
+    profile = WorkerProfile.homogeneous(40, a=1.0, mu=0.7)
+    exact = [expected_kth_completion(40, k, mu=0.7, shift=1.0) for k in range(1, 41)]
+    np.testing.assert_allclose(expected_order_statistics(profile), exact, rtol=1e-9)
+
+
+def test_order_statistics_heterogeneous_against_simulation():
+    profile = WorkerProfile(a=[0.1, 1.0, 0.5, 2.0], mu=[5.0, 0.3, 1.0, 9.0])
+    X = np.random.default_rng(4242).standard_exponential((200_000, 4))
+    Y = np.sort(profile.a + X / profile.mu, axis=1)
+    exact = expected_order_statistics(profile)
+    assert np.all(np.abs(Y.mean(axis=0) - exact) < 5 * Y.std(axis=0) / np.sqrt(2e5))
+
+
+@pytest.mark.parametrize(
+    ("loads", "batches", "overhead", "m"),
+    [
+        ([6, 4, 9], [3, 2, 1], [0.0, 0.0, 0.0], 12),
+        ([6, 4, 9], [3, 2, 3], [0.2, 0.5, 0.1], 15),
+        ([8, 0, 5], [4, 1, 5], [1.0, 0.0, 0.0], 9),
+    ],
+)
+def test_exact_latency_against_simulator(loads, batches, overhead, m):
+    profile = WorkerProfile(a=[0.3, 1.0, 0.5], mu=[2.0, 0.5, 4.0])
+    result = simulate_latency(
+        profile, loads, m=m, batches=batches, overhead=overhead, trials=40_000, rng=3
+    )
+    exact = expected_allocation_latency(
+        profile, loads, m=m, batches=batches, overhead=overhead
+    )
+    assert within(result, exact)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("n", "rel"), [(10, 2e-2), (100, 3e-3), (1000, 1e-3)])
+def test_hcmm_expected_latency_approaches_tau(n, rel):
+    g = GroupProfile(N=[n // 2, n // 2], a=[1, 2], mu=[4, 1])
+    m = 100 * n
+    tau = hcmm_latency(g, m)
+    opt = bpcc_optimum(g, m, batches=1, l_max=np.inf)
+    trials = 4000 if n < 1000 else 400
+    result = simulate_latency(g, opt.loads, m=m, trials=trials, rng=n)
+    # theory.md: simulated 252.9 (n=10), 250.8 (n=100), 250.56 (n=1000).
+    assert result.mean > tau - 5 * result.stderr
+    assert abs(result.mean - tau) / tau < rel + 5 * result.stderr / tau
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("b", [1, 8])
+def test_bpcc_allocation_simulated_vs_exact(b):
+    opt = bpcc_optimum(THREE_GROUPS, 1000.0, batches=b)
+    loads = np.maximum(np.round(opt.loads / b), 1) * b
+    result = simulate_latency(
+        THREE_GROUPS, loads, m=1000, batches=b, trials=6000, rng=7
+    )
+    exact = expected_allocation_latency(THREE_GROUPS, loads, m=1000, batches=b)
+    assert within(result, exact)
+    assert exact > opt.latency
+
+
+def test_physical_limit_against_exact_expectation():
+    result = simulate_physical_limit(THREE_GROUPS, 1000.0, trials=20_000, rng=5)
+    assert within(result, expected_physical_limit(THREE_GROUPS, 1000.0))
+    assert result.mean > physical_limit_bound(THREE_GROUPS, 1000.0)
+
+
+def test_seeded_and_chunk_independent():
+    profile = WorkerProfile(a=[0.3, 1.0], mu=[2.0, 0.5])
+    first = simulate_latency(profile, [3, 4], m=5, batches=[3, 2], trials=500, rng=9)
+    again = simulate_latency(
+        profile, [3, 4], m=5, batches=[3, 2], trials=500, rng=np.random.default_rng(9)
+    )
+    assert first.mean == again.mean
+    assert first.quantiles == again.quantiles
+    assert first.trials == 500
+
+
+def test_real_loads_and_quantiles_ordered():
+    profile = WorkerProfile(a=[1.0, 1.0, 1.0], mu=[3.0, 1.0, 0.5])
+    result = simulate_latency(profile, [2.5, 2.0, 1.5], m=3.2, trials=3000, rng=1)
+    q = result.quantiles
+    assert q[0.5] <= q[0.9] <= q[0.99]
+    assert result.mean > 0
+
+
+PROFILE = WorkerProfile(a=[0.3, 1.0], mu=[2.0, 0.5])
+BAD = [
+    (lambda: simulate_latency(PROFILE, [1, 1], m=0), ValueError, "`m` must be > 0.0"),
+    (
+        lambda: simulate_latency(PROFILE, [1, 1], m=3),
+        ValueError,
+        "`loads` must hold at least m=3 rows in total",
+    ),
+    (
+        lambda: simulate_latency(PROFILE, [1, -1], m=1),
+        ValueError,
+        "`loads` entries must be >= 0.0",
+    ),
+    (
+        lambda: simulate_latency(PROFILE, [1], m=1),
+        ValueError,
+        "`loads` must have length 2",
+    ),
+    (
+        lambda: simulate_latency(PROFILE, [2, 2], m=1, batches=[1, 0]),
+        ValueError,
+        "`batches` entries must be >= 1",
+    ),
+    (
+        lambda: simulate_latency(PROFILE, [2, 2], m=1, overhead=-0.1),
+        ValueError,
+        "`overhead` entries must be >= 0.0",
+    ),
+    (
+        lambda: simulate_latency(PROFILE, [2, 2], m=1, trials=0),
+        ValueError,
+        "`trials` must be >= 1",
+    ),
+    (
+        lambda: simulate_latency(PROFILE, [2, 2], m=1, rng="x"),
+        TypeError,
+        "`rng` must be a numpy Generator",
+    ),
+    (lambda: simulate_physical_limit(PROFILE, -1.0), ValueError, "`m` must be > 0.0"),
+    (
+        lambda: expected_allocation_latency(PROFILE, [1.5, 2], m=1),
+        ValueError,
+        "`loads` must be whole rows",
+    ),
+    (
+        lambda: expected_allocation_latency(PROFILE, [3, 2], m=1, batches=[2, 1]),
+        ValueError,
+        "every load must split into whole batches",
+    ),
+    (
+        lambda: expected_allocation_latency(PROFILE, [1, 2], m=4),
+        ValueError,
+        "`loads` must hold at least m=4 rows in total, got 3",
+    ),
+    (
+        lambda: expected_order_statistics([1.0]),
+        TypeError,
+        "`profile` must be a WorkerProfile or GroupProfile",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), BAD)
+def test_input_validation(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()
