@@ -7,4 +7,22 @@ allocation of integer rows (and batches) per worker. Needs only numpy, scipy and
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from allocation._estimate import estimate_profile
+from allocation._solvers import (
+    solve_bpcc,
+    solve_hcmm,
+    solve_kim,
+    solve_load_balanced,
+    solve_uniform,
+)
+from allocation._types import Allocation
+
+__all__ = [
+    "Allocation",
+    "estimate_profile",
+    "solve_bpcc",
+    "solve_hcmm",
+    "solve_kim",
+    "solve_load_balanced",
+    "solve_uniform",
+]

@@ -1,0 +1,129 @@
+"""The frozen result every allocation solver returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from coded._validation import check_int, check_real, check_real_vector
+
+__all__ = ["Allocation"]
+
+
+def _int_vector(values: object, name: str, *, min_value: int) -> np.ndarray:
+    array = np.array(values)
+    if array.dtype.kind == "f" and np.all(array == np.round(array)):
+        array = array.astype(np.int64)
+    if array.dtype.kind not in "iu" or array.ndim != 1:
+        raise TypeError(
+            f"`{name}` must be a 1-D array of integers, got dtype {array.dtype} "
+            f"and shape {array.shape}."
+        )
+    if np.any(array < min_value):
+        raise ValueError(
+            f"`{name}` entries must be >= {min_value}, got {array.tolist()}."
+        )
+    array = array.astype(np.int64)
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Allocation:
+    """Integer coded rows (and batches) per worker, chosen by a solver.
+
+    The code is one row-MDS code of ``sum(loads)`` coded rows over the ``m`` rows
+    the decoder needs: worker ``i`` computes ``loads[i]`` coded rows in
+    ``batches[i]`` equal batches of ``loads[i] // batches[i]`` rows and returns
+    each batch as soon as it is done; any ``m`` returned rows decode.
+
+    Parameters
+    ----------
+    loads : array_like of int, shape (n,)
+        Coded rows per worker, ``>= 0`` (0: worker unused), ``sum >= m``.
+    batches : array_like of int, shape (n,)
+        Batches per worker, ``>= 1`` (1: no batching); ``loads % batches == 0``.
+    m : int
+        Rows the decoder needs, ``>= 1``.
+    expected_latency : float
+        Predicted ``E[T]`` in the profile's time unit (see each solver).
+    solver : str
+        Name of the solver that produced it.
+    overhead : array_like of float, shape (n,), optional
+        Per-batch overhead ``c_i >= 0`` assumed by the prediction (default zeros).
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, a load does not split into whole batches, or the
+        loads hold fewer than ``m`` rows.
+
+    Examples
+    --------
+    >>> alloc = Allocation(loads=[4, 2], batches=[2, 1], m=5,
+    ...                    expected_latency=1.0, solver="manual")
+    >>> alloc.n, alloc.total_rows, alloc.batch_rows.tolist()
+    (2, 6, [2, 2])
+    """
+
+    loads: np.ndarray
+    batches: np.ndarray
+    m: int
+    expected_latency: float
+    solver: str
+    overhead: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        loads = _int_vector(self.loads, "loads", min_value=0)
+        batches = _int_vector(self.batches, "batches", min_value=1)
+        n = loads.shape[0]
+        if batches.shape != (n,):
+            raise ValueError(
+                f"`batches` must have length {n} like `loads`, got {batches.shape[0]}."
+            )
+        if n == 0:
+            raise ValueError("an allocation needs at least one worker, got n=0.")
+        if np.any(loads % batches):
+            raise ValueError(
+                "every load must split into whole batches (loads % batches == 0), "
+                f"got loads={loads.tolist()}, batches={batches.tolist()}."
+            )
+        m = check_int(self.m, "m", min_value=1)
+        if loads.sum() < m:
+            raise ValueError(
+                f"`loads` must hold at least m={m} rows, got sum(loads)="
+                f"{int(loads.sum())}."
+            )
+        overhead = (
+            np.zeros(n)
+            if self.overhead is None
+            else check_real_vector(self.overhead, "overhead", min_value=0.0, length=n)
+        )
+        overhead = np.array(overhead)
+        overhead.setflags(write=False)
+        if not isinstance(self.solver, str):
+            raise TypeError(
+                f"`solver` must be a str, got {type(self.solver).__name__}."
+            )
+        latency = check_real(self.expected_latency, "expected_latency", min_value=0.0)
+        object.__setattr__(self, "loads", loads)
+        object.__setattr__(self, "batches", batches)
+        object.__setattr__(self, "m", m)
+        object.__setattr__(self, "overhead", overhead)
+        object.__setattr__(self, "expected_latency", latency)
+
+    @property
+    def n(self) -> int:
+        """Number of workers."""
+        return int(self.loads.shape[0])
+
+    @property
+    def total_rows(self) -> int:
+        """Coded rows in total, ``sum(loads)`` (the code length)."""
+        return int(self.loads.sum())
+
+    @property
+    def batch_rows(self) -> np.ndarray:
+        """Rows per batch of each worker, ``loads // batches``."""
+        return self.loads // self.batches
