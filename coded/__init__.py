@@ -16,10 +16,23 @@ from typing import Any
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "Code": "coded.codes",
+    "DEFAULT_PRIME": "coded.codes",
+    "ExactCode": "coded.codes",
+    "MDSCode": "coded.codes",
+    "PolynomialCode": "coded.codes",
+    "ReplicationCode": "coded.codes",
+    "RowMDSCode": "coded.codes",
+    "UncodedCode": "coded.codes",
     "DecodingError": "coded.errors",
     "IllConditionedWarning": "coded.errors",
     "NotEnoughResultsError": "coded.errors",
     "Piece": "coded.codes",
+    "LocalCodedCluster": "coded.runtime",
+    "MatmulResult": "coded._api",
+    "Stragglers": "coded._injection",
+    "coded_matmul": "coded._api",
+    "profile_workers": "coded.runtime",
+    "matmul_mod": "coded._modular",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -267,7 +267,9 @@ def expected_order_statistics(profile: WorkerProfile | GroupProfile) -> np.ndarr
         E[Y_{(k:n)}] = \int_0^\infty P\big[\#\{i : Y_i \le y\} < k\big]\,dy,
 
     the count being Poisson-binomial (computed by convolution). For identical
-    workers this is :math:`a + (H_n - H_{n-k})/\mu` (Lee et al. 2018).
+    workers this is :math:`a + (H_n - H_{n-k})/\mu` (Lee et al. 2018). Cost per
+    quadrature node: ``O(n)`` per distinct worker, FFT-sized per group of identical
+    ones, so thousands of all-distinct workers are slow.
 
     Examples
     --------

@@ -6,5 +6,22 @@ Every scheme implements :class:`coded.codes.Code` (see ``_base.py``).
 from __future__ import annotations
 
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
+from coded.codes._exact import ExactCode
+from coded.codes._fields import DEFAULT_PRIME
+from coded.codes._mds import MDSCode, RowMDSCode
+from coded.codes._polynomial import PolynomialCode
+from coded.codes._replication import ReplicationCode, UncodedCode
 
-__all__ = ["Code", "Decoder", "EncodedOperands", "Piece"]
+__all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
+    "Code",
+    "DEFAULT_PRIME",
+    "Decoder",
+    "EncodedOperands",
+    "ExactCode",
+    "MDSCode",
+    "Piece",
+    "PolynomialCode",
+    "ReplicationCode",
+    "RowMDSCode",
+    "UncodedCode",
+]

@@ -6,4 +6,22 @@ to an incremental decoder, cancels what is no longer needed, and records the run
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from coded.runtime._cluster import (
+    LocalCodedCluster,
+    check_client,
+    client_for_call,
+    worker_addresses,
+)
+from coded.runtime._executor import BackupPolicy, Execution, execute
+from coded.runtime._profile import profile_workers
+
+__all__ = [
+    "BackupPolicy",
+    "Execution",
+    "LocalCodedCluster",
+    "check_client",
+    "client_for_call",
+    "execute",
+    "profile_workers",
+    "worker_addresses",
+]

@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from allocation import (
@@ -85,18 +85,33 @@ def two_group_problems(draw):
     return GroupProfile(N=N, a=a, mu=mu), 20 * sum(N)
 
 
-@settings(max_examples=25)  # two exact E[T] quadratures of ~500 rows per example
 @given(problem=two_group_problems())
-def test_hcmm_never_worse_than_uniform_at_equal_rows(problem):
-    # HCMM maximises E[S(t)]; it is optimal for E[T] only as n grows. Hypothesis
-    # found uniform (same total rows) faster by 1-2%: n=2 (a=(0.5, 1), mu=(0.5, 1),
-    # m=20); n=8 (N=(4, 4), a=(1, 0.5), mu=(2, 0.25), m=160); n=40, m=400
-    # (a=(0.051, 0.055), mu=(4, 8)); n=41, m=820 (a=(0.0625, 0.25), mu=(0.25, 2):
-    # +2.2%, -0.03% at n=164). So groups of 20-30, m = 20 n, and a 3% margin.
+def test_hcmm_design_time_is_never_worse_than_uniform_at_equal_rows(problem):
+    # HCMM minimises the design time tau (E[S(tau)] = m) over all loads: exact.
     profile, m = problem
     hcmm = solve_hcmm(profile, m)
     uniform = solve_uniform(profile, m, n_rows=hcmm.total_rows)
-    assert hcmm.expected_latency <= uniform.expected_latency * 1.03
+    assert hcmm_latency(profile, m) <= bpcc_tau(profile, uniform.loads, m=m) * (
+        1 + 1e-12
+    )
+
+
+def test_hcmm_expected_latency_gap_to_uniform_closes_as_n_grows():
+    # "HCMM never worse than uniform in E[T]" is false at finite n: hypothesis found
+    # this profile (n = 41, m = 820) with HCMM 3.8% slower than uniform at equal
+    # total rows. HCMM is optimal only as n grows (Reisizadeh et al.), and the
+    # excess shrinks with n: +3.8% (n=41), +0.3% (n=164), -0.3% (n=328).
+    base = GroupProfile(N=[20, 21], a=[0.25, 0.5], mu=[0.125, 0.25])
+    excess = []
+    for s in (1, 4, 8):
+        profile = base.scaled(s)
+        m = 20 * profile.n
+        hcmm = solve_hcmm(profile, m)
+        uniform = solve_uniform(profile, m, n_rows=hcmm.total_rows)
+        excess.append(hcmm.expected_latency / uniform.expected_latency - 1)
+    assert excess[0] > 0.03
+    assert excess[0] > excess[1] > excess[2]
+    assert excess[2] < 0
 
 
 @given(problem=problems(max_n=4))

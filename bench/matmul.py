@@ -1,0 +1,276 @@
+"""Coded matmul vs uncoded, dask.array, replication and speculative backup tasks.
+
+One embedded cluster of 8 single-threaded workers. Two injected straggler models
+(theory.md section 1, applied inside the tasks):
+
+- ``homogeneous``: 8 i.i.d. shifted-exponential workers (Lee et al.'s model); the
+  prediction is Lee et al.'s closed form (theory.md section 2);
+- ``two-slow``: 6 workers as above and 2 persistently slow ones (mu 5x smaller); the
+  prediction is a Monte Carlo of the same ``Stragglers`` spec (no closed form).
+
+For each: medians (and means) over repeats of ``A @ x`` for uncoded, dask.array with
+the same chunks and the same injected delays, 2-replication, speculative backup
+tasks and (8, 6) MDS, every scheme seeing the same worker speeds in a repeat
+(common random numbers); then the no-straggler overhead of ``coded_matmul`` vs
+dask.array on a real ``A @ B``. Prints a table and writes
+``bench/results/matmul.json``.
+
+Usage: ``python bench/matmul.py [--quick] [--repeats R] [--seed S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+# bench/ is sys.path[0] when this runs as a script, and the sibling benchmark
+# bench/theory.py would shadow the `theory` package (which coded imports too)
+_HERE = Path(__file__).resolve().parent
+sys.path = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+# the dask.array baseline embeds A in its graph, as `da.from_array` users do
+warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+
+N = 8
+K = 6
+RESULTS = Path(__file__).parent / "results"
+
+
+def profiles():
+    from theory import WorkerProfile
+
+    return {
+        "homogeneous": WorkerProfile.homogeneous(N, a=0.2, mu=1.0),
+        "two-slow": WorkerProfile(a=[0.2] * N, mu=[1.0] * 6 + [0.2] * 2),
+    }
+
+
+def predicted_seconds(name, spec, m, rng):
+    """Expected latency (s) of uncoded and (8, 6) MDS under `spec`."""
+    import theory
+
+    scale = m * spec.time_unit
+    if name == "homogeneous":
+        a, mu = float(spec.profile.a[0]), float(spec.profile.mu[0])
+        return {
+            "uncoded": theory.expected_latency_uncoded(N, a=a, mu=mu) * scale,
+            "mds": theory.expected_latency_mds(N, K, a=a, mu=mu) * scale,
+        }
+    per_row = np.array([spec.sample(N, rng=rng).seconds_per_row for _ in range(20_000)])
+    uncoded = (m / N) * per_row.max(axis=1)
+    mds = (m / K) * np.sort(per_row, axis=1)[:, K - 1]
+    return {"uncoded": float(uncoded.mean()), "mds": float(mds.mean())}
+
+
+def _sleep_then_multiply(block, x, *, seconds_per_row, block_info=None):
+    began = time.perf_counter()
+    value = block @ x
+    index = block_info[0]["chunk-location"][0]
+    duration = block.shape[0] * seconds_per_row[index]
+    time.sleep(max(0.0, duration - (time.perf_counter() - began)))
+    return value
+
+
+def run_dask_array(client, A, x, seconds_per_row):
+    import dask.array as da
+
+    Ad = da.from_array(A, chunks=(A.shape[0] // N, A.shape[1]))
+    if seconds_per_row is None:
+        product = Ad @ x
+    else:
+        product = Ad.map_blocks(
+            _sleep_then_multiply,
+            x,
+            seconds_per_row=seconds_per_row,
+            drop_axis=1 if x.ndim == 1 else None,
+            dtype=float,
+        )
+    began = time.perf_counter()
+    value = client.compute(product).result()
+    return time.perf_counter() - began, value
+
+
+SCHEMES = {
+    "uncoded": {"scheme": "uncoded"},
+    "dask.array": None,
+    "2-replication": {"scheme": "replication", "r": 2},
+    "speculative": {"scheme": "speculative"},
+    "(8,6) MDS": {"scheme": "mds", "k": K},
+}
+
+
+def run_scenario(client, name, spec, A, x, repeats, rng):
+    from coded import coded_matmul
+
+    samples = {label: [] for label in SCHEMES}
+    waits = {label: [] for label in SCHEMES}
+    errors = dict.fromkeys(SCHEMES, 0.0)
+    for options in SCHEMES.values():  # warm up (imports, first graphs)
+        if options is None:
+            run_dask_array(client, A, x, None)
+        else:
+            coded_matmul(A, x, client=client, **options)
+    for _ in range(repeats):
+        # common random numbers: every scheme sees the same worker speeds
+        seed = int(rng.integers(2**32))
+        for label, options in SCHEMES.items():
+            if options is None:
+                plan = spec.sample(N, rng=seed)
+                seconds, value = run_dask_array(client, A, x, plan.seconds_per_row)
+            else:
+                result = coded_matmul(
+                    A, x, client=client, stragglers=spec, rng=seed, **options
+                )
+                seconds, value = result.latency_seconds, result.product
+                waits[label].append(result.stage_seconds["wait"])
+            samples[label].append(seconds)
+            errors[label] = max(errors[label], float(np.abs(value - A @ x).max()))
+    predicted = predicted_seconds(name, spec, A.shape[0], rng)
+    rows = {}
+    uncoded = np.median(samples["uncoded"])
+    for label, values in samples.items():
+        rows[label] = {
+            "median_s": float(np.median(values)),
+            "mean_s": float(np.mean(values)),
+            "vs_uncoded": float(np.median(values) / uncoded),
+            "max_abs_error": errors[label],
+            "samples_s": [float(v) for v in values],
+        }
+    measured_mean_ratio = rows["(8,6) MDS"]["mean_s"] / rows["uncoded"]["mean_s"]
+    wait_ratio = np.mean(waits["(8,6) MDS"]) / np.mean(waits["uncoded"])
+    predicted_ratio = predicted["mds"] / predicted["uncoded"]
+    return {
+        "rows": rows,
+        "predicted_s": predicted,
+        "predicted_ratio": predicted_ratio,
+        "measured_mean_ratio": measured_mean_ratio,
+        "ratio_error": abs(measured_mean_ratio / predicted_ratio - 1),
+        "measured_wait_ratio": float(wait_ratio),
+        "mds_median_vs_uncoded": rows["(8,6) MDS"]["vs_uncoded"],
+        "mds_below_speculative": rows["(8,6) MDS"]["median_s"]
+        < rows["speculative"]["median_s"],
+    }
+
+
+def run_overhead(client, repeats, rng, quick):
+    from coded import coded_matmul
+
+    m, d, c = (2000, 500, 50) if quick else (4000, 1000, 100)
+    A = rng.standard_normal((m, d))
+    B = rng.standard_normal((d, c))
+    samples = {
+        "dask.array": [],
+        "coded uncoded": [],
+        "coded (8,6) MDS": [],
+        "uncoded w/o encode": [],
+        "MDS w/o encode": [],
+    }
+    for _ in range(repeats + 1):  # the first round warms up
+        seconds, _ = run_dask_array(client, A, B, None)
+        samples["dask.array"].append(seconds)
+        for label, short, options in (
+            ("coded uncoded", "uncoded", {"scheme": "uncoded"}),
+            ("coded (8,6) MDS", "MDS", {"scheme": "mds", "k": K}),
+        ):
+            result = coded_matmul(A, B, client=client, **options)
+            samples[label].append(result.latency_seconds)
+            runtime = result.latency_seconds - result.stage_seconds["encode"]
+            samples[f"{short} w/o encode"].append(runtime)
+    base = np.median(samples["dask.array"][1:])
+    return {
+        "shape": {"A": [m, d], "B": [d, c]},
+        "rows": {
+            label: {
+                "median_s": float(np.median(v[1:])),
+                "vs_dask_array": float(np.median(v[1:]) / base),
+            }
+            for label, v in samples.items()
+        },
+    }
+
+
+def print_tables(report):
+    for name, scenario in report["scenarios"].items():
+        print(f"\n== {name}: {scenario['description']}")
+        print(
+            f"{'scheme':<16}{'median s':>10}{'mean s':>9}{'vs uncoded':>12}"
+            f"{'max err':>10}"
+        )
+        for label, row in scenario["rows"].items():
+            print(
+                f"{label:<16}{row['median_s']:>10.3f}{row['mean_s']:>9.3f}"
+                f"{row['vs_uncoded']:>11.2f}x{row['max_abs_error']:>10.1e}"
+            )
+        print(
+            f"MDS/uncoded mean ratio: measured {scenario['measured_mean_ratio']:.3f}, "
+            f"predicted {scenario['predicted_ratio']:.3f} "
+            f"(off by {100 * scenario['ratio_error']:.1f}%; wait stage only "
+            f"{scenario['measured_wait_ratio']:.3f}); predicted E[T] "
+            f"uncoded {scenario['predicted_s']['uncoded']:.3f} s, "
+            f"MDS {scenario['predicted_s']['mds']:.3f} s"
+        )
+    overhead = report["no_stragglers"]
+    print(
+        f"\n== no stragglers: A {overhead['shape']['A']} @ B {overhead['shape']['B']}"
+    )
+    for label, row in overhead["rows"].items():
+        print(f"{label:<18}{row['median_s']:>10.3f} s{row['vs_dask_array']:>8.2f}x")
+
+
+def main():
+    from coded import LocalCodedCluster, Stragglers
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    repeats = args.repeats or (3 if args.quick else 25)
+    m, d = (480, 40) if args.quick else (2400, 100)
+    time_unit = (0.25e-3 if args.quick else 1e-3) * 2400 / m
+    rng = np.random.default_rng(args.seed)
+    A = rng.standard_normal((m, d))
+    x = rng.standard_normal(d)
+    report = {
+        "parameters": {
+            "n": N,
+            "k": K,
+            "m": m,
+            "d": d,
+            "repeats": repeats,
+            "seed": args.seed,
+            "time_unit_s": time_unit,
+            "quick": args.quick,
+            "machine": platform.platform(),
+            "python": platform.python_version(),
+        },
+        "scenarios": {},
+    }
+    began = time.perf_counter()
+    with LocalCodedCluster(n_workers=N) as cluster:
+        client = cluster.client
+        for name, profile in profiles().items():
+            spec = Stragglers(profile=profile, time_unit=time_unit)
+            scenario = run_scenario(client, name, spec, A, x, repeats, rng)
+            scenario["description"] = (
+                f"a = {profile.a.tolist()}, mu = {profile.mu.tolist()}, "
+                f"time unit {time_unit * 1e3:g} ms"
+            )
+            report["scenarios"][name] = scenario
+        report["no_stragglers"] = run_overhead(client, repeats, rng, args.quick)
+    report["seconds"] = time.perf_counter() - began
+    print_tables(report)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / "matmul.json"
+    path.write_text(json.dumps(report, indent=1))
+    print(f"\nwrote {path} ({report['seconds']:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,351 @@
+r"""Arithmetic shared by every code: the field, operand semantics, products, solves.
+
+A code works over the reals (``p is None``, float64 arrays) or over GF(p) (int64
+residue arrays in ``[0, p)``; every product goes through
+:func:`coded._modular.matmul_mod`). galois is imported only inside functions.
+
+Operand semantics over GF(p):
+
+- galois ``FieldArray`` inputs (or integer arrays already in ``[0, p)`` next to one)
+  mean field arithmetic; results come back as ``FieldArray``.
+- plain integer inputs mean exact signed integers: they map to the field by
+  symmetric residues and the result is lifted back to ``(-p/2, p/2]``, which equals
+  the true product when ``2 max|C| < p``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import scipy.linalg
+
+from coded import _modular
+from coded._validation import check_finite_matrix, check_prime
+from coded.errors import IllConditionedWarning
+
+__all__ = [
+    "DEFAULT_PRIME",
+    "MAX_PRIME",
+    "TRUST_LIMIT",
+    "Operands",
+    "as_output",
+    "cauchy_systematic",
+    "check_points",
+    "condition_number",
+    "galois_field",
+    "inverse_mod",
+    "is_field_array",
+    "lift",
+    "matmul",
+    "multiply_mod",
+    "multiply_real",
+    "prepare_operands",
+    "prepare_single",
+    "resolve_prime",
+    "solve",
+    "vandermonde",
+]
+
+DEFAULT_PRIME = 65_537
+"""The recommended prime: exact float64 BLAS products for inner blocks >= 2048."""
+
+MAX_PRIME = 2**31 - 1
+"""Largest supported prime: residue products ``(p - 1)^2`` must fit in int64."""
+
+TRUST_LIMIT = 1e-6
+"""A real decode warns when ``cond(G[S]) * eps`` exceeds this relative error."""
+
+Output = Literal["real", "field", "signed"]
+
+
+def is_field_array(value: object) -> bool:
+    """Whether `value` is a galois ``FieldArray`` (without importing galois)."""
+    galois = sys.modules.get("galois")
+    return galois is not None and isinstance(value, galois.FieldArray)
+
+
+def galois_field(p: int) -> Any:
+    """Return the (cached) galois class of GF(p)."""
+    import galois  # heavy: loaded on demand only
+
+    return galois.GF(p)
+
+
+def resolve_prime(field: object) -> int | None:
+    """Return the prime of `field` (None, an int prime or a galois class)."""
+    if field is None:
+        return None
+    if isinstance(field, type) and hasattr(field, "characteristic"):
+        if int(field.degree) != 1:
+            raise ValueError(
+                "`field` must be a prime field GF(p), "
+                f"got GF({field.characteristic}^{field.degree})."
+            )
+        p = int(field.characteristic)
+    else:
+        p = check_prime(field, "field")
+    if p > MAX_PRIME:
+        raise ValueError(f"`field` must be a prime <= 2^31 - 1, got p={p}.")
+    return p
+
+
+def check_points(count: int, p: int | None, name: str = "n") -> None:
+    """Check that GF(p) has `count` distinct nonzero evaluation points."""
+    if p is not None and count > p - 1:
+        raise ValueError(
+            f"`{name}` must be <= p - 1 = {p - 1} (distinct nonzero evaluation "
+            f"points of GF({p})), got {name}={count}."
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Operands:
+    """Validated operands of ``A @ B`` in the code's representation."""
+
+    A: np.ndarray
+    B: np.ndarray
+    is_vector: bool
+    output: Output
+
+
+def _as_residues(value: Any, name: str, p: int, ndim: tuple[int, ...]) -> np.ndarray:
+    """Return field-semantics operand `value` as int64 residues in ``[0, p)``."""
+    if is_field_array(value):
+        kind = type(value)
+        if int(kind.characteristic) != p or int(kind.degree) != 1:
+            raise ValueError(
+                f"`{name}` is an array over {kind.name} but the code is over GF({p})."
+            )
+        array = value.view(np.ndarray).astype(np.int64)
+        if array.ndim not in ndim:
+            raise ValueError(
+                f"`{name}` must have ndim in {ndim}, got shape {array.shape}."
+            )
+        return array
+    array = _integer_array(value, name, ndim)
+    if array.size and (array.min() < 0 or array.max() >= p):
+        raise ValueError(
+            f"`{name}` entries must lie in the field [0, {p}) next to a FieldArray, "
+            f"got min={array.min()}, max={array.max()}."
+        )
+    return array
+
+
+def _integer_array(value: Any, name: str, ndim: tuple[int, ...]) -> np.ndarray:
+    array = check_finite_matrix(value, name, ndim=ndim)
+    if array.dtype.kind not in "iu":
+        raise TypeError(
+            f"`{name}` must be an integer array or a galois FieldArray for a code "
+            f"over GF(p), got dtype {array.dtype}."
+        )
+    return array.astype(np.int64)
+
+
+def _real_array(value: Any, name: str, ndim: tuple[int, ...]) -> np.ndarray:
+    if is_field_array(value):
+        raise TypeError(
+            f"`{name}` is a galois FieldArray but the code is over the reals "
+            "(field=None)."
+        )
+    return check_finite_matrix(value, name, ndim=ndim).astype(np.float64)
+
+
+def _check_nonempty(array: np.ndarray, name: str) -> None:
+    if array.size == 0:
+        raise ValueError(f"`{name}` must be non-empty, got shape {array.shape}.")
+
+
+def prepare_single(X: Any, p: int | None, name: str = "X") -> tuple[np.ndarray, Output]:
+    """Validate a single matrix operand; return its representation and semantics."""
+    if p is None:
+        array, output = _real_array(X, name, (2,)), "real"
+    elif is_field_array(X):
+        array, output = _as_residues(X, name, p, (2,)), "field"
+    else:
+        array, output = np.mod(_integer_array(X, name, (2,)), p), "signed"
+    _check_nonempty(array, name)
+    return array, output
+
+
+def prepare_operands(A: Any, B: Any, p: int | None) -> Operands:
+    """Validate ``A @ B`` (A: (m, d), B: (d, c) or (d,)) for a code over `p`."""
+    if p is None:
+        A_, B_ = _real_array(A, "A", (2,)), _real_array(B, "B", (1, 2))
+        output: Output = "real"
+    elif is_field_array(A) or is_field_array(B):
+        A_, B_ = _as_residues(A, "A", p, (2,)), _as_residues(B, "B", p, (1, 2))
+        output = "field"
+    else:
+        A_, B_ = _integer_array(A, "A", (2,)), _integer_array(B, "B", (1, 2))
+        output = "signed"
+    _check_nonempty(A_, "A")
+    _check_nonempty(B_, "B")
+    if A_.shape[1] != B_.shape[0]:
+        raise ValueError(
+            "`A` and `B` must have matching inner dimensions, got "
+            f"A.shape={A_.shape}, B.shape={B_.shape}."
+        )
+    if output == "signed":
+        _check_exact_bound(A_, B_, p)
+        A_, B_ = np.mod(A_, p), np.mod(B_, p)
+    return Operands(A=A_, B=B_, is_vector=B_.ndim == 1, output=output)
+
+
+def _check_exact_bound(A: np.ndarray, B: np.ndarray, p: int) -> None:
+    """Raise unless ``2 * d * max|A| * max|B| < p`` (exact signed recovery)."""
+    bound = A.shape[1] * int(np.abs(A).max()) * int(np.abs(B).max())
+    if 2 * bound >= p:
+        raise ValueError(
+            "exact integer results need 2 * max|C| < p; the inputs only guarantee "
+            f"max|C| <= d * max|A| * max|B| = {bound}, so p must exceed "
+            f"{2 * bound}, got p={p}. Use a larger prime or galois FieldArray inputs."
+        )
+
+
+def lift(residues: np.ndarray, output: Output, p: int | None) -> Any:
+    """Return decoded `residues` in the caller's semantics."""
+    if output == "real":
+        return residues
+    if output == "field":
+        return galois_field(p)(residues)
+    return np.where(residues > p // 2, residues - p, residues)
+
+
+def as_output(array: np.ndarray, output: Output, p: int | None) -> Any:
+    """Return encoded residues to the user (FieldArray for field semantics)."""
+    return galois_field(p)(array) if output == "field" else array
+
+
+def multiply_real(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Worker product over the reals: ``left @ right``.
+
+    Parameters
+    ----------
+    left : numpy.ndarray, shape (l, d)
+        Coded rows.
+    right : numpy.ndarray, shape (d, c) or (d,)
+        Right operand.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``left @ right``.
+    """
+    return np.matmul(left, right)
+
+
+def multiply_mod(left: np.ndarray, right: np.ndarray, *, p: int) -> np.ndarray:
+    """Worker product over GF(p): ``left @ right mod p`` on int64 residues.
+
+    Parameters
+    ----------
+    left : numpy.ndarray of int64, shape (l, d)
+        Coded residues.
+    right : numpy.ndarray of int64, shape (d, c) or (d,)
+        Right residues.
+    p : int
+        The prime.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Residues in ``[0, p)``.
+    """
+    return _modular.matmul_mod(left, right, p)
+
+
+def matmul(left: np.ndarray, right: np.ndarray, p: int | None) -> np.ndarray:
+    """``left @ right`` over the reals or modulo `p` (any inner size, 0 included)."""
+    if left.shape[-1] == 0:
+        dtype = np.float64 if p is None else np.int64
+        return np.zeros(left.shape[:-1] + right.shape[1:], dtype=dtype)
+    return multiply_real(left, right) if p is None else multiply_mod(left, right, p=p)
+
+
+def inverse_mod(M: np.ndarray, p: int) -> np.ndarray:
+    """Inverse of the square residue matrix `M` modulo `p` (Gauss-Jordan, int64).
+
+    Raises ``numpy.linalg.LinAlgError`` if `M` is singular modulo `p`.
+    """
+    size = M.shape[0]
+    work = np.concatenate([np.mod(M, p), np.eye(size, dtype=np.int64)], axis=1)
+    for col in range(size):
+        candidates = np.flatnonzero(work[col:, col])
+        if candidates.size == 0:
+            raise np.linalg.LinAlgError(f"matrix is singular modulo {p}.")
+        pivot = col + candidates[0]
+        work[[col, pivot]] = work[[pivot, col]]
+        work[col] = work[col] * pow(int(work[col, col]), -1, p) % p
+        factors = work[:, col].copy()
+        factors[col] = 0
+        work = (work - np.outer(factors, work[col]) % p) % p
+    return work[:, size:]
+
+
+def condition_number(M: np.ndarray) -> float:
+    """2-norm condition number (exact up to size 256, LAPACK 1-norm estimate above)."""
+    if M.shape[0] <= 256:
+        return float(np.linalg.cond(M))
+    lu, _ = scipy.linalg.lu_factor(M)
+    anorm = np.abs(M).sum(axis=0).max()
+    rcond, _ = scipy.linalg.lapack.dgecon(lu, anorm, norm="1")
+    return math.inf if rcond == 0 else 1.0 / rcond
+
+
+def solve(M: np.ndarray, rhs: np.ndarray, p: int | None) -> np.ndarray:
+    """Solve ``M X = rhs`` exactly mod `p`, or by LU over the reals with a warning.
+
+    Over the reals an `IllConditionedWarning` names ``cond(M)`` when
+    ``cond(M) * eps > TRUST_LIMIT``.
+    """
+    if p is not None:
+        return multiply_mod(inverse_mod(M, p), rhs, p=p)
+    cond = condition_number(M)
+    if cond * np.finfo(np.float64).eps > TRUST_LIMIT:
+        warnings.warn(
+            f"decoding solves a system with condition number {cond:.3g}; "
+            f"cond * eps = {cond * np.finfo(np.float64).eps:.2g} > {TRUST_LIMIT:g}, "
+            "so the decoded product may be inaccurate.",
+            IllConditionedWarning,
+            stacklevel=4,
+        )
+    lu = scipy.linalg.lu_factor(M, check_finite=False)  # LU, partial pivoting
+    return scipy.linalg.lu_solve(lu, rhs, check_finite=False)
+
+
+def vandermonde(points: np.ndarray, K: int, p: int | None) -> np.ndarray:
+    """Matrix ``V[i, q] = points[i]^q`` for ``q < K`` (modulo `p` if given)."""
+    if p is None:
+        return np.vander(np.asarray(points, dtype=np.float64), K, increasing=True)
+    points = np.mod(np.asarray(points, dtype=np.int64), p)
+    V = np.ones((points.size, K), dtype=np.int64)
+    for q in range(1, K):
+        V[:, q] = V[:, q - 1] * points % p
+    return V
+
+
+def cauchy_systematic(N: int, K: int, p: int) -> np.ndarray:
+    r"""Systematic MDS generator ``[I_K; C]`` over GF(p) with a Cauchy parity block.
+
+    ``C[i, j] = 1 / (x_i - y_j)`` with ``y_j = j`` and ``x_i = K + i``; every square
+    submatrix of a Cauchy matrix is nonsingular, so every K rows are independent.
+    """
+    x = np.arange(K, N, dtype=np.int64)[:, None]
+    y = np.arange(K, dtype=np.int64)[None, :]
+    C = _power_mod(np.mod(x - y, p), p - 2, p)
+    return np.concatenate([np.eye(K, dtype=np.int64), C], axis=0)
+
+
+def _power_mod(base: np.ndarray, exponent: int, p: int) -> np.ndarray:
+    result = np.ones_like(base)
+    while exponent:
+        if exponent & 1:
+            result = result * base % p
+        base = base * base % p
+        exponent >>= 1
+    return result

@@ -1,0 +1,240 @@
+r"""Polynomial codes for ``A @ B`` (Yu, Maddah-Ali, Avestimehr 2017)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from coded._validation import check_int
+from coded.codes import _fields as fields
+from coded.codes._base import EncodedOperands
+from coded.codes._units import UnitCode, UnitContext
+
+__all__ = ["PolynomialCode"]
+
+
+def _read_only(parts: np.ndarray) -> tuple[np.ndarray, ...]:
+    out = []
+    for part in parts:
+        part = np.array(part, copy=True)
+        part.setflags(write=False)
+        out.append(part)
+    return tuple(out)
+
+
+class PolynomialCode(UnitCode):
+    r"""Polynomial code: ``A @ B`` from any ``p_a * p_b`` of n worker products.
+
+    A is split into ``p_a`` row blocks ``A_j`` and B into ``p_b`` column blocks
+    ``B_k``; worker i with evaluation point ``x_i`` multiplies
+
+    .. math::
+
+        \tilde A_i = \sum_{j < p_a} A_j x_i^{j}, \qquad
+        \tilde B_i = \sum_{k < p_b} B_k x_i^{k p_a},
+
+    whose product :math:`\tilde A_i \tilde B_i = \sum_{j,k} A_j B_k x_i^{j + k p_a}`
+    is a polynomial of degree ``p_a p_b - 1`` with the output blocks as
+    coefficients. Any ``p_a p_b`` distinct points decode by interpolation (a
+    Vandermonde solve); fewer do not.
+
+    Parameters
+    ----------
+    n : int
+        Number of workers.
+    p_a, p_b : int
+        Row blocks of A and column blocks of B, ``p_a * p_b <= n``.
+    field : None, int or galois field class, optional
+        ``None``: reals, Chebyshev points :math:`x_i = \cos((2i + 1)\pi / (2n))`
+        (far better conditioned than equispaced points); a prime p or
+        ``galois.GF(p)``: exact, points ``1..n`` (``n <= p - 1``).
+
+    Notes
+    -----
+    Pieces may be any row range of ``Ã_i @ B̃_i`` (row t of every product
+    involves only row t of the blocks of A). Over the reals the interpolation
+    system is a monomial-basis Vandermonde matrix, whose condition number grows
+    exponentially with ``p_a p_b``; decodes warn (`IllConditionedWarning`) past
+    ``cond * eps > 1e-6``. Integer inputs over GF(p) are exact signed integers
+    when ``2 d max|A| max|B| < p`` (checked).
+
+    References
+    ----------
+    .. [1] Q. Yu, M. A. Maddah-Ali, A. S. Avestimehr, "Polynomial Codes: an Optimal
+       Design for High-Dimensional Coded Matrix Multiplication", NeurIPS 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> code = PolynomialCode(5, 2, 2, field=65537)
+    >>> A = np.arange(8).reshape(4, 2)
+    >>> B = np.array([[1, 0, 2, -1], [3, 1, 0, 1]])
+    >>> pairs = code.encode(A, B)
+    >>> C = code.decode({i: pairs[i][0] @ pairs[i][1] for i in (0, 2, 3, 4)})
+    >>> np.array_equal(C, A @ B)
+    True
+    """
+
+    _threshold_name = "p_a*p_b"
+
+    def __init__(self, n: int, p_a: int, p_b: int, field: Any = None):
+        n = check_int(n, "n", min_value=1)
+        p_a = check_int(p_a, "p_a", min_value=1)
+        p_b = check_int(p_b, "p_b", min_value=1)
+        if p_a * p_b > n:
+            raise ValueError(
+                f"`p_a * p_b` must be <= n, got p_a={p_a}, p_b={p_b}, n={n}."
+            )
+        p = fields.resolve_prime(field)
+        fields.check_points(n, p)
+        self.p_a, self.p_b = p_a, p_b
+        if p is None:
+            points = np.cos((2 * np.arange(n) + 1) * np.pi / (2 * n))
+        else:
+            points = np.arange(1, n + 1)
+        self._setup(n, fields.vandermonde(points, p_a * p_b, p), p, [1] * n)
+        self._points = np.array(points, dtype=self._G.dtype)
+        self._points.setflags(write=False)
+
+    @property
+    def recovery_threshold(self) -> int:
+        """``p_a * p_b``."""
+        return self.p_a * self.p_b
+
+    @property
+    def points(self) -> np.ndarray:
+        """The evaluation points ``x_i`` (residues over GF(p))."""
+        return self._points
+
+    def _encode_pair(self, A: np.ndarray, B: np.ndarray, vector: bool):
+        """Coded factors from A ``(p_a rows, d)`` and B ``(d, p_b width)``."""
+        p_a, p_b, p = self.p_a, self.p_b, self._p
+        d = A.shape[1]
+        rows, width = A.shape[0] // p_a, B.shape[1] // p_b
+        Va = self._G[:, :p_a]
+        Vb = self._G[:, ::p_a][:, :p_b]
+        left = fields.matmul(Va, A.reshape(p_a, rows * d), p)
+        blocks = B.reshape(d, p_b, width).transpose(1, 0, 2).reshape(p_b, d * width)
+        right = fields.matmul(Vb, blocks, p).reshape(self.n, d, width)
+        if vector:
+            right = right[:, :, 0]
+        return left.reshape(self.n, rows, d), right
+
+    def encode_operands(self, A: Any, B: Any) -> EncodedOperands:
+        """Encode ``A @ B`` into per-worker ``(Ã_i, B̃_i)`` (both operands coded).
+
+        Parameters
+        ----------
+        A : array_like, shape (m, d)
+            Left operand (rows padded internally to a multiple of ``p_a``).
+        B : array_like, shape (d, c) or (d,)
+            Right operand (columns padded to a multiple of ``p_b``).
+
+        Returns
+        -------
+        EncodedOperands
+            ``lefts[i] = Ã_i`` ``(ceil(m / p_a), d)``, ``rights[i] = B̃_i``
+            ``(d, ceil(c / p_b))`` (1-D when B is a vector and ``p_b = 1``).
+        """
+        ops = fields.prepare_operands(A, B, self._p)
+        (m, d) = ops.A.shape
+        B2 = ops.B[:, None] if ops.is_vector else ops.B
+        c = B2.shape[1]
+        rows, width = -(-m // self.p_a), -(-c // self.p_b)
+        A_pad = np.zeros((self.p_a * rows, d), dtype=ops.A.dtype)
+        A_pad[:m] = ops.A
+        B_pad = np.zeros((d, self.p_b * width), dtype=B2.dtype)
+        B_pad[:, :c] = B2
+        vector = ops.is_vector and self.p_b == 1
+        lefts, rights = self._encode_pair(A_pad, B_pad, vector)
+        context = UnitContext(
+            m=m, c=c, rows=rows, width=width, is_vector=ops.is_vector, output=ops.output
+        )
+        return EncodedOperands(
+            lefts=_read_only(lefts),
+            rights=_read_only(rights),
+            shared_right=None,
+            context=context,
+        )
+
+    def _assemble(self, sources: np.ndarray, context: UnitContext) -> np.ndarray:
+        rows, width = context.rows, context.width
+        blocks = sources.reshape(self.p_b, self.p_a, rows, width)
+        full = blocks.transpose(1, 2, 0, 3).reshape(self.p_a * rows, self.p_b * width)
+        return full[: context.m, : context.c]
+
+    def _simple_context(
+        self, *, rows: int, width: int, is_vector: bool, output: fields.Output
+    ) -> UnitContext:
+        return UnitContext(
+            m=self.p_a * rows,
+            c=self.p_b * width,
+            rows=rows,
+            width=width,
+            is_vector=is_vector,
+            output=output,
+        )
+
+    def encode(self, A: Any, B: Any) -> list[tuple[Any, Any]]:
+        """Return the n pairs of coded factors ``(Ã_i, B̃_i)``.
+
+        Parameters
+        ----------
+        A : array_like, shape (m, d)
+            m divisible by ``p_a``.
+        B : array_like, shape (d, c) or (d,)
+            c divisible by ``p_b`` (a vector needs ``p_b = 1``).
+
+        Returns
+        -------
+        list of tuple
+            ``(Ã_i, B̃_i)``: float64, FieldArrays, or int64 residues in
+            ``[0, p)`` (integer inputs; multiply them with :attr:`multiply`, which
+            reduces modulo p, when ``d (p - 1)^2`` could overflow int64).
+        """
+        ops = fields.prepare_operands(A, B, self._p)
+        m = ops.A.shape[0]
+        c = 1 if ops.is_vector else ops.B.shape[1]
+        if m % self.p_a or c % self.p_b or (ops.is_vector and self.p_b > 1):
+            raise ValueError(
+                f"`A` rows must be divisible by p_a={self.p_a} and `B` columns by "
+                f"p_b={self.p_b} (a vector B needs p_b=1), got A.shape={ops.A.shape}, "
+                f"B.shape={ops.B.shape}."
+            )
+        B2 = ops.B[:, None] if ops.is_vector else ops.B
+        lefts, rights = self._encode_pair(ops.A, B2, ops.is_vector)
+        return [
+            (
+                fields.as_output(a, ops.output, self._p),
+                fields.as_output(b, ops.output, self._p),
+            )
+            for a, b in zip(lefts, rights, strict=True)
+        ]
+
+    def decode(self, results: Mapping[int, Any]) -> Any:
+        """Return ``A @ B`` from ``{i: Ã_i @ B̃_i}`` of any ``p_a * p_b`` workers.
+
+        Parameters
+        ----------
+        results : mapping of int to array
+            Worker index to its product (shape ``(m / p_a, c / p_b)``).
+
+        Returns
+        -------
+        array
+            ``A @ B`` (float64, FieldArray, or exact signed int64).
+
+        Raises
+        ------
+        DecodingError
+            With fewer than ``p_a * p_b`` results.
+        """
+        return self._decode_mapping(results)
+
+    def __repr__(self) -> str:
+        field = "None" if self._p is None else str(self._p)
+        return (
+            f"PolynomialCode(n={self.n}, p_a={self.p_a}, p_b={self.p_b}, field={field})"
+        )

@@ -1,0 +1,400 @@
+r"""The decoding machinery every code shares: coded *units* and an incremental decoder.
+
+A code here has ``K`` source blocks ``X_0..X_{K-1}`` (each ``rows x width``) and a
+generator ``G`` of shape ``(N, K)``: coded unit ``u`` is
+``Y_u = sum_j G[u, j] X_j``. Worker ``i`` holds the consecutive units
+``offsets[i] .. offsets[i + 1] - 1``, stacked, so row ``r`` of its product is row
+``r % rows`` of unit ``offsets[i] + r // rows``.
+
+- block codes (MDS, replication, uncoded): one unit per worker, ``rows = ceil(m / K)``;
+- the row-MDS code of unequal loads: ``rows = 1``, ``K = m``, worker i holds
+  ``loads[i]`` units;
+- polynomial codes: one unit per worker, ``G`` is a Vandermonde matrix and the
+  sources are the blocks ``A_j B_k``.
+
+Row ``t`` of the sources is determined once, among the units whose row ``t`` has
+arrived, the unit rows (``G[u] = e_j``) cover some sources and the other units are at
+least as many as the sources still missing (every square submatrix of the
+non-identity rows is assumed invertible: the MDS property). Rows with the same
+arrival pattern are decoded together by one solve.
+"""
+
+from __future__ import annotations
+
+import functools
+from abc import abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from coded._validation import check_int
+from coded.codes import _fields as fields
+from coded.codes._base import Code, Decoder, EncodedOperands, Piece
+from coded.errors import DecodingError
+
+__all__ = ["UnitCode", "UnitContext", "UnitDecoder"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnitContext:
+    """What decoding needs besides the pieces (opaque to the runtime).
+
+    Parameters
+    ----------
+    m, c : int
+        Rows and columns of the product (before padding; ``c = 1`` for a vector).
+    rows, width : int
+        Shape of one source block / one coded unit.
+    is_vector : bool
+        Whether B was a vector (the product is then returned 1-D).
+    output : {"real", "field", "signed"}
+        How decoded residues are returned (see ``coded.codes._fields``).
+    """
+
+    m: int
+    c: int
+    rows: int
+    width: int
+    is_vector: bool
+    output: fields.Output
+
+
+class UnitCode(Code):
+    """Base of the codes built on coded units (see the module docstring).
+
+    Subclasses set ``n``, ``_G`` (read-only, float64 or int64 residues), ``_p``,
+    ``_offsets`` (length ``n + 1``) in ``__init__`` by calling :meth:`_setup`, and
+    implement :meth:`encode_operands` and :meth:`_assemble`.
+    """
+
+    _threshold_name = "k"
+    _unit_name = "results"
+
+    def _setup(self, n: int, G: np.ndarray, p: int | None, loads: Iterable[int]):
+        self.n = n
+        self._p = p
+        G = np.array(G, dtype=np.float64 if p is None else np.int64)
+        G.setflags(write=False)
+        self._G = G
+        self._offsets = np.concatenate([[0], np.cumsum(list(loads), dtype=np.int64)])
+        self._offsets.setflags(write=False)
+        is_unit = (np.count_nonzero(G, axis=1) == 1) & np.any(G == 1, axis=1)
+        self._unit_source = np.where(is_unit, np.argmax(G, axis=1), -1)
+        K = G.shape[1]
+        self._is_systematic = G.shape[0] >= K and np.array_equal(
+            self._unit_source[:K], np.arange(K)
+        )
+
+    # -- the Code interface ------------------------------------------------------
+    @property
+    def field(self) -> Any:
+        """The galois field class GF(p), or ``None`` for the real numbers."""
+        return None if self._p is None else fields.galois_field(self._p)
+
+    @property
+    def p(self) -> int | None:
+        """The prime of GF(p), or ``None`` over the reals (does not load galois)."""
+        return self._p
+
+    @property
+    def generator(self) -> np.ndarray:
+        """The generator ``G`` (read-only; int64 residues over GF(p))."""
+        return self._G
+
+    @property
+    def multiply(self):
+        """Picklable worker-side product ``(left, right) -> left @ right``."""
+        if self._p is None:
+            return fields.multiply_real
+        return functools.partial(fields.multiply_mod, p=self._p)
+
+    def decoder(self, encoded: EncodedOperands) -> UnitDecoder:
+        """Return a fresh incremental decoder for `encoded`.
+
+        Parameters
+        ----------
+        encoded : EncodedOperands
+            What :meth:`encode_operands` of this code returned.
+
+        Returns
+        -------
+        UnitDecoder
+        """
+        if not isinstance(encoded, EncodedOperands) or not isinstance(
+            encoded.context, UnitContext
+        ):
+            raise TypeError(
+                "`encoded` must be the EncodedOperands returned by this code's "
+                f"encode_operands, got {type(encoded).__name__}."
+            )
+        return UnitDecoder(self, encoded.context)
+
+    def is_decodable(self, workers: Iterable[int]) -> bool:
+        """Whether whole results from `workers` suffice to decode.
+
+        Parameters
+        ----------
+        workers : iterable of int
+            Worker indices ``0 <= i < n``.
+
+        Returns
+        -------
+        bool
+        """
+        received = np.zeros((self._G.shape[0], 1), dtype=bool)
+        for worker in workers:
+            i = self._check_worker(worker)
+            received[self._offsets[i] : self._offsets[i + 1]] = True
+        return bool(self._usable(received).min() >= self._G.shape[1])
+
+    # -- helpers for subclasses ----------------------------------------------------
+    def _check_worker(self, worker: object) -> int:
+        return check_int(worker, "worker", min_value=0, max_value=self.n - 1)
+
+    def _encode_units(self, sources: np.ndarray) -> np.ndarray:
+        """Coded units ``G @ sources`` for sources of shape ``(K, ...)``."""
+        K = self._G.shape[1]
+        flat = sources.reshape(K, -1)
+        if self._is_systematic:  # the identity block is a copy
+            parity = fields.matmul(self._G[K:], flat, self._p)
+            coded = np.concatenate([flat, parity], axis=0)
+        else:
+            coded = fields.matmul(self._G, flat, self._p)
+        return coded.reshape((self._G.shape[0], *sources.shape[1:]))
+
+    def _split_workers(self, units: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per-worker stacks of consecutive units, each ``(load * rows, ...)``."""
+        stacked = units.reshape(-1, *units.shape[2:])
+        rows = units.shape[1]
+        parts = []
+        for i in range(self.n):
+            part = stacked[self._offsets[i] * rows : self._offsets[i + 1] * rows]
+            part.setflags(write=False)
+            parts.append(part)
+        return tuple(parts)
+
+    def _usable(self, received: np.ndarray) -> np.ndarray:
+        """Per source row: distinct sources covered + non-unit units received."""
+        K = self._G.shape[1]
+        unit = self._unit_source >= 0
+        covered = np.zeros((K, received.shape[1]), dtype=bool)
+        np.logical_or.at(covered, self._unit_source[unit], received[unit])
+        return covered.sum(axis=0) + received[~unit].sum(axis=0)
+
+    def _shortfall(self, got: int) -> str:
+        K = self._G.shape[1]
+        return f"need {self._threshold_name}={K} {self._unit_name}, got {got}."
+
+    def _solve_units(self, values: np.ndarray, received: np.ndarray) -> np.ndarray:
+        """Solve the sources ``(K, rows, width)`` from units ``(N, rows, width)``."""
+        K = self._G.shape[1]
+        _, rows, width = values.shape
+        if np.all(received == received[:, :1]):  # whole results: one pattern
+            units = np.flatnonzero(received[:, 0])
+            solved = self._solve_pattern(units, values[units].reshape(units.size, -1))
+            return solved.reshape(K, rows, width)
+        sources = np.zeros((K, rows, width), dtype=values.dtype)
+        patterns, inverse = np.unique(received.T, axis=0, return_inverse=True)
+        for index, pattern in enumerate(patterns):
+            ts = np.flatnonzero(inverse.ravel() == index)
+            units = np.flatnonzero(pattern)
+            rhs = values[units][:, ts, :].reshape(units.size, -1)
+            sources[:, ts, :] = self._solve_pattern(units, rhs).reshape(K, ts.size, -1)
+        return sources
+
+    def _solve_pattern(self, units: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        """Solve for the K sources from the received `units` (rows of `rhs`)."""
+        K, p = self._G.shape[1], self._p
+        source = self._unit_source[units]
+        first: dict[int, int] = {}
+        for position, j in enumerate(source.tolist()):
+            if j >= 0:
+                first.setdefault(j, position)
+        known = np.array(sorted(first), dtype=np.int64)
+        missing = np.setdiff1d(np.arange(K), known)
+        out = np.zeros((K, rhs.shape[1]), dtype=rhs.dtype)
+        out[known] = rhs[[first[j] for j in known.tolist()]]
+        if missing.size:
+            chosen = np.flatnonzero(source < 0)[: missing.size]
+            G = self._G[units[chosen]]
+            right = rhs[chosen]
+            if known.size:
+                right = right - fields.matmul(G[:, known], out[known], p)
+                if p is not None:
+                    right = np.mod(right, p)
+            out[missing] = fields.solve(G[:, missing], right, p)
+        return out
+
+    @abstractmethod
+    def _assemble(self, sources: np.ndarray, context: UnitContext) -> np.ndarray:
+        """Product (in residues) from decoded sources ``(K, rows, width)``."""
+
+    # -- the simple user-facing decode -----------------------------------------------
+    def _decode_mapping(self, results: Mapping[int, Any]) -> Any:
+        """Decode from whole results ``{worker: result}`` (shapes inferred)."""
+        if not isinstance(results, Mapping):
+            raise TypeError(
+                "`results` must be a mapping {worker: result}, "
+                f"got {type(results).__name__}."
+            )
+        if not results:
+            raise DecodingError(self._shortfall(0))
+        worker, value = next(iter(results.items()))
+        context = self._context_from_result(self._check_worker(worker), value)
+        decoder = UnitDecoder(self, context)
+        for worker, value in results.items():
+            i = self._check_worker(worker)
+            stop = int(self._offsets[i + 1] - self._offsets[i]) * context.rows
+            decoder.add(Piece(worker=i, start=0, stop=stop, value=value))
+        return decoder.decode()
+
+    def _context_from_result(self, worker: int, value: Any) -> UnitContext:
+        array = np.asarray(
+            value.view(np.ndarray) if fields.is_field_array(value) else value
+        )
+        if array.ndim not in (1, 2) or array.size == 0:
+            raise ValueError(
+                f"`results[{worker}]` must be a non-empty 1-D or 2-D array, "
+                f"got shape {array.shape}."
+            )
+        load = int(self._offsets[worker + 1] - self._offsets[worker])
+        if array.shape[0] % max(load, 1):
+            raise ValueError(
+                f"`results[{worker}]` must have a multiple of {load} rows, "
+                f"got shape {array.shape}."
+            )
+        if self._p is None:
+            output = "real"
+        else:
+            output = "field" if fields.is_field_array(value) else "signed"
+        return self._simple_context(
+            rows=array.shape[0] // max(load, 1),
+            width=1 if array.ndim == 1 else array.shape[1],
+            is_vector=array.ndim == 1,
+            output=output,
+        )
+
+    def _simple_context(
+        self, *, rows: int, width: int, is_vector: bool, output: fields.Output
+    ) -> UnitContext:
+        """Context of an unpadded product whose units are ``rows x width``."""
+        return UnitContext(
+            m=self._G.shape[1] * rows,
+            c=width,
+            rows=rows,
+            width=width,
+            is_vector=is_vector,
+            output=output,
+        )
+
+
+class UnitDecoder(Decoder):
+    """Incremental decoder of a :class:`UnitCode` (pure; no I/O).
+
+    Pieces may cover any row range of a worker's product; a row of the product is
+    decoded once enough units have delivered that row. Pieces added after the
+    decoder became decodable are ignored.
+
+    Parameters
+    ----------
+    code : UnitCode
+        The code.
+    context : UnitContext
+        From the code's ``encode_operands``.
+    """
+
+    def __init__(self, code: UnitCode, context: UnitContext):
+        self._code = code
+        self._context = context
+        N = code._G.shape[0]
+        dtype = np.float64 if code._p is None else np.int64
+        self._values = np.zeros((N * context.rows, context.width), dtype=dtype)
+        self._received = np.zeros((N, context.rows), dtype=bool)
+        self._usable = np.zeros(context.rows, dtype=np.int64)
+
+    def add(self, piece: Piece) -> None:
+        """Record one piece (validated: worker, row range, shape, dtype, field).
+
+        Parameters
+        ----------
+        piece : Piece
+            ``(left_worker @ right_worker)[start:stop]``.
+        """
+        if not isinstance(piece, Piece):
+            raise TypeError(f"`piece` must be a Piece, got {type(piece).__name__}.")
+        code, rows = self._code, self._context.rows
+        worker = code._check_worker(piece.worker)
+        total = int(code._offsets[worker + 1] - code._offsets[worker]) * rows
+        start = check_int(piece.start, "piece.start", min_value=0)
+        stop = check_int(piece.stop, "piece.stop", min_value=start, max_value=total)
+        value = self._check_value(piece.value, stop - start)
+        if self.is_decodable or stop == start:
+            return
+        flat = code._offsets[worker] * rows + np.arange(start, stop)
+        self._values[flat] = value
+        self._received.reshape(-1)[flat] = True
+        self._usable = code._usable(self._received)
+
+    def _check_value(self, value: Any, count: int) -> np.ndarray:
+        p, width = self._code._p, self._context.width
+        if fields.is_field_array(value):
+            value = value.view(np.ndarray)
+        array = np.asarray(value)
+        if array.shape not in ((count, width),) + (((count,),) if width == 1 else ()):
+            raise ValueError(
+                f"`piece.value` must have shape ({count}, {width}), got {array.shape}."
+            )
+        if array.dtype == np.bool_ or array.dtype.kind not in "iuf":
+            raise TypeError(f"`piece.value` must be numeric, got dtype {array.dtype}.")
+        if p is None:
+            array = array.astype(np.float64)
+            if not np.all(np.isfinite(array)):
+                raise ValueError("`piece.value` must be finite (no NaN or inf).")
+        else:
+            if array.dtype.kind == "f":
+                raise TypeError(
+                    "`piece.value` must hold integer residues over GF(p), "
+                    f"got dtype {array.dtype}."
+                )
+            array = array.astype(np.int64)
+            if self._context.output == "field" and (
+                array.size and (array.min() < 0 or array.max() >= p)
+            ):
+                raise ValueError(
+                    f"`piece.value` entries must lie in the field [0, {p}), "
+                    f"got min={array.min()}, max={array.max()}."
+                )
+            array = np.mod(array, p)
+        return array.reshape(count, width)
+
+    @property
+    def is_decodable(self) -> bool:
+        """Whether every row of the product is determined by the pieces so far."""
+        return bool(self._usable.min() >= self._code._G.shape[1])
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """``(received, needed)`` units, counted at the least-covered row."""
+        K = self._code._G.shape[1]
+        return min(int(self._usable.min()), K), K
+
+    def decode(self) -> Any:
+        """Return the product; raise `DecodingError` if not yet decodable.
+
+        Returns
+        -------
+        array
+            float64 over the reals; over GF(p) a FieldArray (field inputs) or int64
+            signed integers (integer inputs).
+        """
+        if not self.is_decodable:
+            raise DecodingError(self._code._shortfall(self.progress[0]))
+        context, code = self._context, self._code
+        values = self._values.reshape(-1, context.rows, context.width)
+        sources = code._solve_units(values, self._received)
+        product = code._assemble(sources, context)
+        if context.is_vector:
+            product = product[:, 0]
+        return fields.lift(product, context.output, code._p)

@@ -1,0 +1,1 @@
+"""Precomputed generator matrices (JSON), written by scripts/search_generators.py."""

@@ -1,0 +1,416 @@
+"""One executor for every scheme: place, submit pinned batch chains, decode early.
+
+The executor knows a code only through ``encode_operands``' output, ``multiply``,
+``decoder`` and ``is_decodable``. Worker ``i`` of the code runs on Dask worker
+``addresses[i]``; its operands are scattered there, and its batch tasks run there
+in order (batch ``j + 1`` depends on batch ``j``), each returning one Piece. A
+uniform code is the one-batch case. Speculative backup tasks (the Spark baseline)
+are an execution policy of the same loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from distributed import Client, Future, as_completed
+
+from coded._injection import FaultPlan, TaskFault
+from coded._validation import check_real
+from coded.codes import Code, EncodedOperands
+from coded.errors import NotEnoughResultsError
+from coded.runtime._worker import TaskOutput, run_batch, signal_cancel
+
+__all__ = ["BackupPolicy", "Execution", "execute", "forget", "new_call_id"]
+
+_LIVENESS_SECONDS = 0.25
+_IDLE_POLL_SECONDS = 0.25
+_BACKUP_POLL_SECONDS = 0.01
+_FORGET_POLLS = 5_000  # 10 s at 2 ms
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BackupPolicy:
+    """Speculative execution of stragglers (Spark's and Cubed's backup tasks).
+
+    Parameters
+    ----------
+    quantile : float
+        Start once this fraction of the tasks has finished, ``0 < quantile <= 1``.
+    slowdown : float
+        Back up every task running longer than ``slowdown`` times the median
+        duration of the finished ones, ``slowdown >= 1``. The first copy to
+        finish is used.
+    """
+
+    quantile: float = 0.75
+    slowdown: float = 1.5
+
+    def __post_init__(self) -> None:
+        check_real(self.quantile, "quantile", min_value=0.0, strict_min=True)
+        check_real(self.slowdown, "slowdown", min_value=1.0)
+        if self.quantile > 1:
+            raise ValueError(f"`quantile` must be <= 1, got quantile={self.quantile}.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Execution:
+    """What one run produced: the product and its record (seconds throughout)."""
+
+    product: Any
+    call_id: str
+    finish_seconds: tuple[float, ...]
+    used_workers: tuple[int, ...]
+    failed_workers: tuple[int, ...]
+    stage_seconds: dict[str, float]
+    cancelled_tasks: int
+    backup_tasks: int
+    overlap_seconds: float
+
+
+def new_call_id() -> str:
+    """Return a unique call id ending in this process's id."""
+    return f"{uuid.uuid4().hex[:12]}-{os.getpid()}"
+
+
+@dataclass(slots=True, kw_only=True, eq=False)
+class _Task:
+    worker: int
+    batch: int
+    start: int
+    stop: int
+    copies: list[Future] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
+    failed_copies: set[int] = field(default_factory=set)
+    is_done: bool = False
+
+    @property
+    def is_failed(self) -> bool:
+        return not self.is_done and len(self.failed_copies) == len(self.copies)
+
+    @property
+    def is_outstanding(self) -> bool:
+        return not self.is_done and not self.is_failed
+
+
+def _alive_workers(dask_scheduler: Any) -> list[str]:
+    return list(dask_scheduler.workers)
+
+
+async def _await_forgotten(dask_scheduler: Any, keys: list[str]) -> list[str]:
+    """Wait (on the scheduler) until it holds none of `keys`; return live workers."""
+    for _ in range(_FORGET_POLLS):
+        if not any(k in dask_scheduler.tasks for k in keys):
+            break
+        await asyncio.sleep(0.002)
+    return list(dask_scheduler.workers)
+
+
+def forget(client: Client, futures: Sequence[Future]) -> set[str]:
+    """Cancel `futures`, wait until the scheduler holds none of their keys.
+
+    ``Client.cancel`` travels on the batched stream; the wait makes sure that no
+    task of a finished call survives it on the scheduler. Returns the addresses
+    of the live workers.
+    """
+    if futures:
+        client.cancel(list(futures), force=True)
+    keys = [f.key for f in futures]
+    return set(client.run_on_scheduler(_await_forgotten, keys=keys))
+
+
+class _Run:
+    """The mutable state of one call (client side); `execute` drives it."""
+
+    def __init__(
+        self,
+        client: Client,
+        code: Code,
+        encoded: EncodedOperands,
+        addresses: Sequence[str],
+        faults: FaultPlan | None,
+        call_id: str,
+        row_weights: Sequence[float],
+    ) -> None:
+        self.client, self.code, self.encoded = client, code, encoded
+        self.addresses, self.faults, self.call_id = list(addresses), faults, call_id
+        self.n = len(addresses)
+        self.row_weights = list(row_weights)
+        self.data: dict[str, Future] = {}
+        self.tasks: dict[str, _Task] = {}
+        self.decoder = code.decoder(encoded)
+        self.finish = [float("nan")] * self.n
+        self.used: set[int] = set()
+        self.durations: list[float] = []
+        self.outputs: list[TaskOutput] = []
+        self.backups = 0
+        self.submitted_at = 0.0
+        self.ac: as_completed | None = None
+
+    # ---- place and submit ------------------------------------------------
+    def _key(self, *parts: object) -> str:
+        return "-".join(["coded", self.call_id, *map(str, parts)])
+
+    def place(self) -> None:
+        """Scatter each worker's operands to it (one scatter per worker, at once)."""
+        client = self.client
+
+        async def scatter_all() -> list[dict[str, Future]]:
+            return await asyncio.gather(
+                *(
+                    client.scatter(
+                        {
+                            self._key("left", i): self.encoded.lefts[i],
+                            self._key("right", i): self.encoded.right(i),
+                        },
+                        workers=[address],
+                        asynchronous=True,
+                    )
+                    for i, address in enumerate(self.addresses)
+                )
+            )
+
+        for placed in client.sync(scatter_all):
+            self.data.update(placed)
+
+    def _fault(self, task: _Task, host: int) -> TaskFault:
+        if self.faults is None:
+            return TaskFault()
+        rows = (task.stop - task.start) * self.row_weights[task.worker]
+        return self.faults.task_fault(host, rows=rows, backup=host != task.worker)
+
+    def _submit(
+        self, task: _Task, host: int, key: str, previous: Future | None
+    ) -> Future:
+        right_owner = task.worker if self.encoded.rights is not None else host
+        future = self.client.submit(
+            run_batch,
+            self.data[self._key("left", task.worker)],
+            self.data[self._key("right", right_owner)],
+            multiply=self.code.multiply,
+            worker=task.worker,
+            start=task.start,
+            stop=task.stop,
+            fault=self._fault(task, host),
+            call_id=self.call_id,
+            submitted_at=time.time(),
+            previous=previous,
+            key=key,
+            workers=[self.addresses[host]],
+            allow_other_workers=False,
+            retries=0,
+        )
+        task.copies.append(future)
+        task.hosts.append(self.addresses[host])
+        return future
+
+    def submit(self, batches: Sequence[Sequence[tuple[int, int]]]) -> list[Future]:
+        futures = []
+        self.submitted_at = time.perf_counter()
+        for i, ranges in enumerate(batches):
+            previous = None
+            for j, (start, stop) in enumerate(ranges):
+                key = self._key("task", i, j)
+                task = self.tasks[key] = _Task(
+                    worker=i, batch=j, start=start, stop=stop
+                )
+                previous = self._submit(task, i, key, previous)
+                futures.append(previous)
+        return futures
+
+    # ---- collect ---------------------------------------------------------
+    def _receive(self, future: Future, result: Any) -> None:
+        task = self.tasks[future.key.removesuffix("-backup")]
+        if task.is_done:
+            return
+        if future.status != "finished" or not isinstance(result, TaskOutput):
+            keys = [copy.key for copy in task.copies]
+            task.failed_copies.add(keys.index(future.key))
+            return
+        task.is_done = True
+        now = time.perf_counter() - self.submitted_at
+        self.finish[task.worker] = now
+        self.durations.append(now)
+        self.used.add(task.worker)
+        self.outputs.append(result)
+        self.decoder.add(result.piece)
+
+    def _mark_dead_hosts(self) -> None:
+        alive = set(self.client.run_on_scheduler(_alive_workers))
+        for task in self.tasks.values():
+            if task.is_outstanding:
+                dead = {c for c, host in enumerate(task.hosts) if host not in alive}
+                task.failed_copies |= dead
+
+    def failed_workers(self) -> set[int]:
+        return {t.worker for t in self.tasks.values() if t.is_failed}
+
+    def _check_possible(self) -> None:
+        possible = self.used | {
+            t.worker for t in self.tasks.values() if t.is_outstanding
+        }
+        if not self.code.is_decodable(possible):
+            raise self._not_enough("no decodable set of results can still arrive")
+
+    def _not_enough(self, why: str) -> NotEnoughResultsError:
+        received, needed = self.decoder.progress
+        failed = sorted(self.failed_workers())
+        return NotEnoughResultsError(
+            f"{why}: received {received} of the {needed} results needed "
+            f"(from workers {sorted(self.used)}; failed workers {failed})."
+        )
+
+    def _launch_backups(self, policy: BackupPolicy) -> None:
+        primaries = len(self.tasks)
+        if len(self.durations) < policy.quantile * primaries:
+            return
+        elapsed = time.perf_counter() - self.submitted_at
+        if elapsed <= policy.slowdown * statistics.median(self.durations):
+            return
+        busy = {h for t in self.tasks.values() if t.is_outstanding for h in t.hosts}
+        idle = [
+            i
+            for i, address in enumerate(self.addresses)
+            if address not in busy
+            and not any(t.is_failed for t in self.tasks.values() if t.worker == i)
+        ]
+        for task in self.tasks.values():
+            if not idle:
+                return
+            if task.is_outstanding and len(task.copies) == 1:
+                key = f"{task.copies[0].key}-backup"
+                assert self.ac is not None
+                self.ac.add(self._submit(task, idle.pop(0), key, None))
+                self.backups += 1
+
+    def wait(self, futures: list[Future], *, timeout: float, policy: Any) -> None:
+        ac = self.ac = as_completed(futures, with_results=True, raise_errors=False)
+        deadline = self.submitted_at + timeout
+        poll = _IDLE_POLL_SECONDS if policy is None else _BACKUP_POLL_SECONDS
+        last_check = time.perf_counter()
+        while not self.decoder.is_decodable:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise self._not_enough(f"timeout after {timeout} s")
+            with ac.thread_condition:
+                if not ac.has_ready():
+                    ac.thread_condition.wait(timeout=min(poll, remaining))
+            for future, result in ac.next_batch(block=False):
+                self._receive(future, result)
+            if self.decoder.is_decodable:
+                break
+            if time.perf_counter() - last_check > _LIVENESS_SECONDS:
+                self._mark_dead_hosts()
+                last_check = time.perf_counter()
+            self._check_possible()
+            if policy is not None:
+                self._launch_backups(policy)
+
+    # ---- release ---------------------------------------------------------
+    def release(self) -> int:
+        """Cancel and drop every future, wake injected waits; count cancellations."""
+        running = {
+            host
+            for t in self.tasks.values()
+            for copy, host in zip(t.copies, t.hosts, strict=True)
+            if not copy.done()
+        }
+        cancelled = sum(not f.done() for t in self.tasks.values() for f in t.copies)
+        everything = [f for t in self.tasks.values() for f in t.copies]
+        alive = forget(self.client, [*everything, *self.data.values()])
+        if running & alive:
+            self.client.run(
+                signal_cancel,
+                self.call_id,
+                workers=sorted(running & alive),
+                wait=False,
+                on_error="ignore",
+            )
+        self.tasks.clear()
+        self.data.clear()
+        self.ac = None
+        return cancelled
+
+
+def execute(
+    client: Client,
+    code: Code,
+    encoded: EncodedOperands,
+    *,
+    addresses: Sequence[str],
+    batches: Sequence[Sequence[tuple[int, int]]],
+    faults: FaultPlan | None = None,
+    timeout: float = 60.0,
+    policy: BackupPolicy | None = None,
+    row_weights: Sequence[float] | None = None,
+) -> Execution:
+    """Run one coded product on the cluster and decode it as early as possible.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        A running client.
+    code : Code
+        The scheme (only its encoded operands, ``multiply`` and decoder are used).
+    encoded : EncodedOperands
+        ``code.encode_operands(A, B)``.
+    addresses : sequence of str, length n
+        Dask worker of each code worker.
+    batches : sequence of sequences of (int, int), length n
+        Row ranges of each worker's batch chain, in order.
+    faults : FaultPlan, optional
+        Injected delays and failures.
+    timeout : float
+        Seconds to wait for a decodable set of results.
+    policy : BackupPolicy, optional
+        Launch speculative backup copies of slow tasks.
+    row_weights : sequence of float, optional
+        Work of one row of each worker's left operand, in rows of the full
+        product (the fraction of B's columns its right operand holds; default 1).
+        A task of ``r`` rows gets the injected duration of ``r * row_weights[i]``
+        rows.
+
+    Returns
+    -------
+    Execution
+
+    Raises
+    ------
+    NotEnoughResultsError
+        As soon as no decodable set can still arrive, at the latest at `timeout`.
+    """
+    weights = [1.0] * len(addresses) if row_weights is None else row_weights
+    run = _Run(client, code, encoded, addresses, faults, new_call_id(), weights)
+    stages: dict[str, float] = {}
+    try:
+        began = time.perf_counter()
+        run.place()
+        stages["place"] = time.perf_counter() - began
+        futures = run.submit(batches)
+        run.wait(futures, timeout=timeout, policy=policy)
+        stages["wait"] = time.perf_counter() - run.submitted_at
+    finally:
+        began = time.perf_counter()
+        cancelled = run.release()
+        stages["release"] = time.perf_counter() - began
+    began = time.perf_counter()
+    product = run.decoder.decode()
+    stages["decode"] = time.perf_counter() - began
+    stages["compute"] = max((o.compute_seconds for o in run.outputs), default=0.0)
+    return Execution(
+        product=product,
+        call_id=run.call_id,
+        finish_seconds=tuple(run.finish),
+        used_workers=tuple(sorted(run.used)),
+        failed_workers=tuple(sorted(run.failed_workers())),
+        stage_seconds=stages,
+        cancelled_tasks=cancelled,
+        backup_tasks=run.backups,
+        overlap_seconds=max((o.blocked_seconds for o in run.outputs), default=0.0),
+    )

@@ -1,0 +1,162 @@
+"""PolynomialCode: any p_a * p_b of n products decode A @ B; fewer do not."""
+
+import itertools
+import re
+
+import galois
+import numpy as np
+import pytest
+from _codes_support import assert_close_real
+from hypothesis import given
+from hypothesis import strategies as st
+
+from coded.codes import DEFAULT_PRIME, PolynomialCode
+from coded.errors import DecodingError
+from coded.testing import matrices, polynomial_codes
+
+BIG_PRIME = 2_147_483_647
+
+
+def _draw_instance(data, code, field):
+    rows = data.draw(st.integers(1, 2))
+    width = data.draw(st.integers(1, 2))
+    d = data.draw(st.integers(1, 4))
+    A = data.draw(matrices((code.p_a * rows, d), field=field))
+    B = data.draw(matrices((d, code.p_b * width), field=field))
+    return A, B
+
+
+@pytest.mark.parametrize("field", [None, DEFAULT_PRIME, BIG_PRIME])
+@given(data=st.data())
+def test_any_threshold_subset_decodes(field, data):
+    max_n = 6 if field == BIG_PRIME else 10
+    code = data.draw(polynomial_codes(max_n=max_n, field=field), label="code")
+    A, B = _draw_instance(data, code, field)
+    K = code.recovery_threshold
+    workers = sorted(data.draw(st.permutations(range(code.n)))[:K])
+    pairs = code.encode(A, B)
+    # residue products near 2^31 overflow int64: multiply modulo p
+    C = code.decode({i: code.multiply(*pairs[i]) for i in workers})
+    if field is None:
+        assert_close_real(C, A @ B, np.linalg.cond(code.generator[workers]))
+    else:
+        assert C.dtype == np.int64
+        np.testing.assert_array_equal(C, A @ B)
+
+
+@pytest.mark.parametrize("field", [None, DEFAULT_PRIME])
+@given(data=st.data())
+def test_fewer_than_threshold_raise(field, data):
+    code = data.draw(polynomial_codes(max_n=8, field=field), label="code")
+    A, B = _draw_instance(data, code, field)
+    K = code.recovery_threshold
+    workers = data.draw(st.permutations(range(code.n)))[: K - 1]
+    assert not code.is_decodable(workers)
+    assert code.is_decodable(data.draw(st.permutations(range(code.n)))[:K])
+    enc = code.encode_operands(A, B)
+    results = {i: code.multiply(enc.lefts[i], enc.right(i)) for i in workers}
+    with pytest.raises(
+        DecodingError, match=re.escape(f"need p_a*p_b={K} results, got {K - 1}.")
+    ):
+        code.decode_results(enc, results)
+
+
+@pytest.mark.parametrize(("n", "p_a", "p_b"), [(4, 2, 2), (5, 1, 3), (6, 3, 2)])
+def test_every_subset_over_gf_exhaustive_with_padding(n, p_a, p_b):
+    # odd shapes exercise the padding of encode_operands
+    code = PolynomialCode(n, p_a, p_b, field=DEFAULT_PRIME)
+    rng = np.random.default_rng(5)
+    A, B = rng.integers(-20, 21, (5, 3)), rng.integers(-20, 21, (3, 4))
+    enc = code.encode_operands(A, B)
+    results = {i: code.multiply(enc.lefts[i], enc.right(i)) for i in range(n)}
+    for K in range(1, n + 1):
+        for workers in itertools.combinations(range(n), K):
+            sub = {i: results[i] for i in workers}
+            if p_a * p_b <= K:
+                np.testing.assert_array_equal(code.decode_results(enc, sub), A @ B)
+            else:
+                with pytest.raises(DecodingError):
+                    code.decode_results(enc, sub)
+
+
+def test_gf_coded_factors_match_the_polynomial_definition():
+    GF = galois.GF(DEFAULT_PRIME)
+    code = PolynomialCode(5, 2, 2, field=GF)
+    rng = np.random.default_rng(9)
+    A = GF(rng.integers(0, DEFAULT_PRIME, (4, 3)))
+    B = GF(rng.integers(0, DEFAULT_PRIME, (3, 2)))
+    pairs = code.encode(A, B)
+    for i, (A_i, B_i) in enumerate(pairs):
+        x = GF(int(code.points[i]))
+        assert np.array_equal(A_i, A[:2] + A[2:] * x)
+        assert np.array_equal(B_i, B[:, :1] + B[:, 1:] * x**2)
+    C = code.decode({i: pairs[i][0] @ pairs[i][1] for i in (4, 0, 2, 1)})
+    assert type(C) is GF
+    assert np.array_equal(C, A @ B)
+
+
+def test_real_points_are_chebyshev():
+    code = PolynomialCode(6, 2, 3)
+    expected = np.cos((2 * np.arange(6) + 1) * np.pi / 12)
+    np.testing.assert_allclose(code.points, expected)
+
+
+def test_vector_right_operand():
+    code = PolynomialCode(4, 3, 1)
+    A, x = np.arange(12.0).reshape(6, 2), np.array([1.0, -2.0])
+    enc = code.encode_operands(A, x)
+    assert enc.rights[0].shape == (2,)
+    results = {i: code.multiply(enc.lefts[i], enc.right(i)) for i in (0, 1, 3)}
+    C = code.decode_results(enc, results)
+    assert C.shape == (6,)
+    np.testing.assert_allclose(C, A @ x, atol=1e-10)
+
+
+VALIDATION = [
+    (
+        lambda: PolynomialCode(3, 2, 2),
+        ValueError,
+        "`p_a * p_b` must be <= n, got p_a=2, p_b=2, n=3.",
+    ),
+    (lambda: PolynomialCode(3, 0, 1), ValueError, "`p_a` must be >= 1, got p_a=0."),
+    (lambda: PolynomialCode(3, 1, 1.5), TypeError, "`p_b` must be an integer"),
+    (
+        lambda: PolynomialCode(8, 2, 2, 7),
+        ValueError,
+        "`n` must be <= p - 1 = 6 (distinct nonzero evaluation points of GF(7)), "
+        "got n=8.",
+    ),
+    (
+        lambda: PolynomialCode(4, 2, 2).encode(np.ones((3, 2)), np.ones((2, 2))),
+        ValueError,
+        "`A` rows must be divisible by p_a=2 and `B` columns by p_b=2",
+    ),
+    (
+        lambda: PolynomialCode(4, 2, 2).encode(np.ones((2, 2)), np.ones(2)),
+        ValueError,
+        "(a vector B needs p_b=1)",
+    ),
+    (
+        lambda: PolynomialCode(4, 2, 2).encode_operands(
+            np.ones((2, 2)), np.ones((3, 1))
+        ),
+        ValueError,
+        "`A` and `B` must have matching inner dimensions",
+    ),
+    (
+        lambda: PolynomialCode(4, 2, 2, 65537).encode(np.ones((2, 2)), np.ones((2, 2))),
+        TypeError,
+        "`A` must be an integer array or a galois FieldArray",
+    ),
+    (
+        lambda: PolynomialCode(4, 2, 2).decode({}),
+        DecodingError,
+        "need p_a*p_b=4 results, got 0.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), VALIDATION)
+def test_input_validation(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()

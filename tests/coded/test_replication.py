@@ -1,0 +1,95 @@
+"""ReplicationCode and UncodedCode through the common interface."""
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from coded.codes import DEFAULT_PRIME, ReplicationCode, UncodedCode
+from coded.errors import DecodingError
+from coded.testing import matrices
+
+
+@st.composite
+def replication_codes(draw, max_n=12, field=None):
+    n = draw(st.integers(1, max_n))
+    r = draw(st.sampled_from([r for r in range(1, n + 1) if n % r == 0]))
+    return ReplicationCode(n, r, field)
+
+
+def _covers(code, workers):
+    parts = code.n // code.r
+    return {i % parts for i in workers} == set(range(parts))
+
+
+@pytest.mark.parametrize("field", [None, DEFAULT_PRIME])
+@given(data=st.data())
+def test_decodes_exactly_from_any_covering_set(field, data):
+    code = data.draw(replication_codes(field=field))
+    parts = code.n // code.r
+    workers = data.draw(st.sets(st.integers(0, code.n - 1), min_size=1))
+    X = data.draw(matrices((2 * parts, 3), field=field))
+    Y = data.draw(matrices((3, 2), field=field))
+    shares = code.encode(X)
+    results = {i: shares[i] @ Y for i in workers}
+    assert code.is_decodable(workers) == _covers(code, workers)
+    if _covers(code, workers):
+        # replication copies: exact even over the reals
+        np.testing.assert_array_equal(code.decode(results), X @ Y)
+    else:
+        covered = len({i % parts for i in workers})
+        with pytest.raises(
+            DecodingError,
+            match=re.escape(f"need n/r={parts} distinct blocks, got {covered}."),
+        ):
+            code.decode(results)
+
+
+@given(n=st.integers(1, 12), r_index=st.integers(0, 11))
+def test_recovery_threshold_is_the_worst_case_covering_size(n, r_index):
+    divisors = [r for r in range(1, n + 1) if n % r == 0]
+    code = ReplicationCode(n, divisors[r_index % len(divisors)])
+    parts = n // code.r
+    # the largest non-covering set drops all r replicas of one part
+    largest_bad = [i for i in range(n) if i % parts != 0]
+    assert not code.is_decodable(largest_bad) or parts == 0
+    assert len(largest_bad) == code.recovery_threshold - 1
+
+
+@given(n=st.integers(1, 8), data=st.data())
+def test_uncoded_needs_every_worker(n, data):
+    code = UncodedCode(n)
+    X = data.draw(matrices((n, 2)))
+    shares = code.encode(X)
+    np.testing.assert_array_equal(code.decode(dict(enumerate(shares))), X)
+    missing = data.draw(st.integers(0, n - 1))
+    with pytest.raises(
+        DecodingError, match=re.escape(f"need n={n} results, got {n - 1}.")
+    ):
+        code.decode({i: s for i, s in enumerate(shares) if i != missing})
+
+
+VALIDATION = [
+    (lambda: ReplicationCode(6, 4), ValueError, "`r` must divide `n`, got r=4, n=6."),
+    (lambda: ReplicationCode(6, 7), ValueError, "`r` must be <= 6, got r=7."),
+    (lambda: ReplicationCode(0, 1), ValueError, "`n` must be >= 1, got n=0."),
+    (
+        lambda: ReplicationCode(4, 2, 10),
+        ValueError,
+        "`field` must be prime, got field=10.",
+    ),
+    (lambda: UncodedCode(2.5), TypeError, "`n` must be an integer, got float 2.5."),
+    (
+        lambda: UncodedCode(2).encode(np.ones((3, 2))),
+        ValueError,
+        "`X` must have a number of rows divisible by n=2, got X.shape=(3, 2).",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), VALIDATION)
+def test_input_validation(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()

@@ -1,0 +1,102 @@
+"""Unequal loads with BPCC batch streaming, and worker profiling (issue 6)."""
+
+import re
+
+import numpy as np
+import pytest
+from conftest import scheduler_keys
+
+from allocation import Allocation, estimate_profile
+from coded import Stragglers, coded_matmul
+from coded.runtime import profile_workers
+from theory import WorkerProfile
+
+pytestmark = pytest.mark.runtime
+
+
+def _allocation(m=12):
+    return Allocation(
+        loads=[6, 4, 4, 2, 0, 0],
+        batches=[3, 2, 1, 1, 1, 1],
+        m=m,
+        expected_latency=1.0,
+        solver="manual",
+    )
+
+
+@pytest.mark.parametrize("with_stragglers", [False, True], ids=["plain", "stragglers"])
+def test_allocation_streams_batches_and_decodes(client, with_stragglers):
+    rng = np.random.default_rng(30)
+    A = rng.integers(-9, 10, size=(12, 4)).astype(float)
+    x = rng.integers(-9, 10, size=4).astype(float)
+    stragglers = None
+    if with_stragglers:
+        profile = WorkerProfile(a=[0.1] * 6, mu=[2.0] * 3 + [0.05] * 3)
+        stragglers = Stragglers(profile=profile, time_unit=0.01)
+    result = coded_matmul(
+        A, x, allocation=_allocation(), client=client, stragglers=stragglers, rng=1
+    )
+    np.testing.assert_allclose(result.product, A @ x, atol=1e-9)
+    assert result.scheme == "allocation (manual)"
+    assert not {4, 5} & set(result.used_workers)
+    assert scheduler_keys(client, result.call_id) == []
+
+
+def test_allocation_is_exact_over_gf_p(client):
+    rng = np.random.default_rng(31)
+    A = rng.integers(-20, 21, size=(12, 3))
+    x = rng.integers(-20, 21, size=3)
+    result = coded_matmul(A, x, allocation=_allocation(), field=65_537, client=client)
+    assert np.array_equal(np.asarray(result.product), A @ x)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"allocation": [1, 2]},
+            TypeError,
+            "`allocation` must be an allocation.Allocation or None, got list.",
+        ),
+        (
+            {"k": 3},
+            ValueError,
+            "`allocation` fixes the code (a row-MDS code of its loads): leave "
+            "scheme='mds', k=None and r=None, got scheme='mds', k=3, r=None.",
+        ),
+        ({"n": 4}, ValueError, "`n` must equal allocation.n=6, got n=4."),
+        (
+            {"A": np.ones((10, 4))},
+            ValueError,
+            "`A` must have allocation.m=12 rows, got A.shape[0]=10.",
+        ),
+    ],
+)
+def test_allocation_input_validation(client, kwargs, error, message):
+    kwargs = {"A": np.ones((12, 4)), "allocation": _allocation(), **kwargs}
+    with pytest.raises(error, match=re.escape(message)):
+        coded_matmul(kwargs.pop("A"), np.ones(4), client=client, **kwargs)
+
+
+def test_profile_workers_recovers_the_injected_model(client):
+    rows, repeats, n = 100, 3, 4
+    profile = WorkerProfile(a=[1.0, 1.0, 2.0, 2.0], mu=[1.0, 4.0, 1.0, 4.0])
+    stragglers = Stragglers(profile=profile, time_unit=1e-3)
+    estimated = profile_workers(
+        client, n=n, rows=rows, d=8, repeats=repeats, stragglers=stragglers, rng=5
+    )
+    generator = np.random.default_rng(5)
+    expected_times = np.empty((n, repeats))
+    for r in range(repeats):
+        plan = stragglers.sample(n, rng=generator)
+        expected_times[:, r] = rows * plan.seconds_per_row
+        generator.integers(2**32, size=n)
+    expected = estimate_profile(np.full(repeats, float(rows)), expected_times)
+    assert estimated.n == n
+    np.testing.assert_allclose(estimated.a, expected.a, rtol=0.2, atol=2e-4)
+    np.testing.assert_allclose(estimated.mu, expected.mu, rtol=0.2)
+
+
+def test_profile_workers_input_validation(client):
+    with pytest.raises(ValueError, match=re.escape("`repeats` must be >= 2, got")):
+        profile_workers(client, repeats=1)
