@@ -5,8 +5,24 @@ total rows), load-balanced uncoded, HCMM, Kim et al. (finite-N), BPCC-1 (8 batch
 and batches by search) and BPCC-2 (per-batch overhead, batches by search), against
 the physical limit. Columns: the solver's predicted E[T] (exact under the model),
 the simulated mean (median over seeded repeats, with its standard error), ratios to
-HCMM and to the physical limit, and the solve time. The Dask-measured column is
-filled by `measure_on_dask` (runtime layer, added later).
+HCMM and to the physical limit, and the solve time.
+
+Measured on Dask (`measure_on_dask`): a 100-worker cluster does not fit on two
+cores, so each profile is *emulated* at scale 1/10: the same groups with N_j / 10
+workers each and m / 10 rows (10 single-threaded in-process workers of one
+``LocalCodedCluster``: (i) N = (2, 3, 5), (ii) N = (1, 9); m = 100). Every solver
+is re-solved on the emulated profile, and its predicted E[T], simulated mean and
+measured latency are printed side by side. Each measured run is
+``coded_matmul(A, x, allocation=..., stragglers=Stragglers(profile, time_unit))``:
+the tasks wait out shifted-exponential durations drawn from the same profile,
+BPCC-2's per-batch overhead c_i is injected as a fixed delay per task, and the
+time unit makes HCMM's expected run last ~2 s (0.3 s with ``--quick``). The
+measured latency is the submit-to-decodable time (``stage_seconds["wait"]``) in
+model units; all solvers see the same seeded worker speeds (common random
+numbers), and each run is also replayed under the model on its own draws, so
+``meas/replay`` isolates the runtime's overhead from Monte Carlo noise and
+``corrected`` = predicted + mean(measured - replayed) is the control-variate
+estimate of E[measured].
 
     .venv/bin/python bench/allocation.py [--quick]
 
@@ -18,6 +34,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import platform
 import sys
 import time
@@ -27,15 +44,17 @@ import numpy as np
 
 
 def _import_packages():
-    """Import the `allocation` and `theory` packages, not bench/*.py namesakes."""
+    """Import the project's packages, not bench/*.py namesakes."""
     here = Path(__file__).resolve().parent
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
     for name in ("allocation", "theory"):
         sys.modules.pop(name, None)
-    return importlib.import_module("allocation"), importlib.import_module("theory")
+    return tuple(
+        importlib.import_module(name) for name in ("allocation", "theory", "coded")
+    )
 
 
-allocation, theory = _import_packages()
+allocation, theory, coded = _import_packages()
 Allocation = allocation.Allocation
 GroupProfile, WorkerProfile = theory.GroupProfile, theory.WorkerProfile
 solve_bpcc, solve_hcmm = allocation.solve_bpcc, allocation.solve_hcmm
@@ -46,6 +65,10 @@ simulate_latency = theory.simulate_latency
 simulate_physical_limit = theory.simulate_physical_limit
 
 M = 1000
+SCALE = 10  # emulation on Dask: N_j / SCALE workers per group, M / SCALE rows
+D = 64  # columns of A in the measured runs (A @ x, x a vector)
+HCMM_SECONDS = {False: 2.0, True: 0.3}  # time unit: E[T_HCMM] in seconds (--quick)
+RUNS = {False: 8, True: 2}  # measured runs per solver (--quick)
 PROFILES = {
     "i_mild": GroupProfile(N=[20, 30, 50], a=[1.0, 1.0, 1.0], mu=[4.0, 2.0, 1.0]),
     "ii_strong": GroupProfile(N=[10, 90], a=[0.05, 1.0], mu=[20.0, 0.2]),
@@ -57,30 +80,103 @@ def overhead_for(profile: WorkerProfile) -> np.ndarray:
     return 0.5 * (profile.a + 1.0 / profile.mu)
 
 
-def solvers(profile: GroupProfile):
+def solvers(profile: GroupProfile, m: int = M):
     workers = profile.to_workers()
-    yield "uniform_best", lambda: solve_uniform(profile, M)
+    yield "uniform_best", lambda: solve_uniform(profile, m)
     yield (
         "uniform_hcmm_rows",
-        lambda: solve_uniform(profile, M, n_rows=solve_hcmm(profile, M).total_rows),
+        lambda: solve_uniform(profile, m, n_rows=solve_hcmm(profile, m).total_rows),
     )
-    yield "load_balanced", lambda: solve_load_balanced(profile, M)
-    yield "hcmm", lambda: solve_hcmm(profile, M)
-    yield "kim", lambda: solve_kim(profile, M)
-    yield "bpcc1_b8", lambda: solve_bpcc(profile, M, batches=8)
-    yield "bpcc1_search", lambda: solve_bpcc(profile, M)
-    yield "bpcc2_search", lambda: solve_bpcc(profile, M, overhead=overhead_for(workers))
+    yield "load_balanced", lambda: solve_load_balanced(profile, m)
+    yield "hcmm", lambda: solve_hcmm(profile, m)
+    yield "kim", lambda: solve_kim(profile, m)
+    yield "bpcc1_b8", lambda: solve_bpcc(profile, m, batches=8)
+    yield "bpcc1_search", lambda: solve_bpcc(profile, m)
+    yield "bpcc2_search", lambda: solve_bpcc(profile, m, overhead=overhead_for(workers))
 
 
-def measure_on_dask(profile: WorkerProfile, allocation: Allocation, **kwargs):
-    """HOOK for the runtime helper: measured Dask latency of `allocation`.
+def max_emulated_workers() -> int:
+    """Dask workers the emulation needs (the largest emulated profile)."""
+    return max(int(emulated(p).N.sum()) for p in PROFILES.values())
 
-    Runs `allocation` on a LocalCluster whose workers inject delays drawn from
-    `profile` (time unit scaled so a run takes seconds) and returns the median
-    measured latency in the profile's unit. Not implemented yet: the bench
-    reports ``measured: null`` until the runtime layer provides it.
+
+def emulated(profile: GroupProfile) -> GroupProfile:
+    """The profile emulated on Dask: the same groups with N_j / SCALE workers."""
+    return GroupProfile(N=profile.N // SCALE, a=profile.a, mu=profile.mu)
+
+
+def replay_latency(alloc: Allocation, per_row: np.ndarray) -> float:
+    """Model latency of `alloc` for one draw of per-row times (theory.md section 4).
+
+    Batch j of worker i ends at ``j (l_i / b_i) per_row_i + j c_i``; the decoder
+    finishes when the rows received reach m.
     """
-    raise NotImplementedError("measured column: added with the runtime (issue 6)")
+    finish, rows = [], []
+    for load, b, c, s in zip(
+        alloc.loads.tolist(),
+        alloc.batches.tolist(),
+        alloc.overhead,
+        per_row,
+        strict=True,
+    ):
+        size = load // b
+        if size:
+            finish += [j * (size * s + c) for j in range(1, b + 1)]
+            rows += [size] * b
+    order = np.argsort(finish)
+    received = np.cumsum(np.array(rows)[order])
+    return float(np.array(finish)[order][np.searchsorted(received, alloc.m)])
+
+
+def measure_on_dask(
+    profile: WorkerProfile,
+    alloc: Allocation,
+    *,
+    client,
+    time_unit: float,
+    runs: int,
+) -> dict:
+    """Measured Dask latency of `alloc` on workers injecting `profile`'s delays.
+
+    Run ``r`` draws the worker speeds with seed ``r`` (the same for every
+    solver). Latencies are in the profile's time unit (seconds / `time_unit`).
+    """
+    rng = np.random.default_rng(0)
+    A, x = rng.standard_normal((alloc.m, D)), rng.standard_normal(D)
+    expected = A @ x
+    delays = {
+        i: float(c) * time_unit
+        for i, (c, load) in enumerate(zip(alloc.overhead, alloc.loads, strict=True))
+        if c > 0 and load > 0
+    }
+    stragglers = coded.Stragglers(profile=profile, time_unit=time_unit, delays=delays)
+    measured, replayed, seconds, errors = [], [], [], []
+    for run in range(runs):
+        result = coded.coded_matmul(
+            A, x, allocation=alloc, client=client, stragglers=stragglers, rng=run
+        )
+        plan = stragglers.sample(alloc.n, rng=run)
+        measured.append(result.stage_seconds["wait"] / time_unit)
+        replayed.append(replay_latency(alloc, plan.seconds_per_row / time_unit))
+        seconds.append(result.latency_seconds)
+        errors.append(
+            np.linalg.norm(result.product - expected) / np.linalg.norm(expected)
+        )
+    measured, replayed = np.array(measured), np.array(replayed)
+    mean = float(measured.mean())
+    return {
+        "runs": runs,
+        "mean": mean,
+        "stderr": float(measured.std(ddof=1) / np.sqrt(runs)) if runs > 1 else None,
+        "median": float(np.median(measured)),
+        "replayed_mean": float(replayed.mean()),
+        "vs_replayed": float(np.median(measured / replayed)),
+        "overhead_seconds": float(np.median(measured - replayed)) * time_unit,
+        "vs_predicted": mean / alloc.expected_latency,
+        "corrected": alloc.expected_latency + float(np.mean(measured - replayed)),
+        "total_seconds": float(np.median(seconds)),
+        "max_relative_error": float(max(errors)),
+    }
 
 
 def simulate(profile, alloc: Allocation, trials: int, repeats: int) -> dict:
@@ -101,22 +197,19 @@ def simulate(profile, alloc: Allocation, trials: int, repeats: int) -> dict:
     return {"mean": results[k].mean, "stderr": results[k].stderr}
 
 
-def run_profile(name: str, profile: GroupProfile, trials: int, repeats: int) -> dict:
-    limit_sim = simulate_physical_limit(profile, M, trials=trials, rng=0)
-    limit = expected_physical_limit(profile, M)
+def evaluate(profile: GroupProfile, m: int, trials: int, repeats: int, measure=None):
+    """Solve, predict and simulate every solver on `profile` (and `measure` it)."""
+    limit_sim = simulate_physical_limit(profile, m, trials=trials, rng=0)
+    limit = expected_physical_limit(profile, m)
     rows = {}
-    for label, solve in solvers(profile):
+    for label, solve in solvers(profile, m):
         start = time.perf_counter()
         alloc = solve()
         elapsed = time.perf_counter() - start
-        try:
-            measured = measure_on_dask(profile.to_workers(), alloc)
-        except NotImplementedError:
-            measured = None
         rows[label] = {
             "predicted": alloc.expected_latency,
             "simulated": simulate(profile, alloc, trials, repeats),
-            "measured": measured,
+            "measured": None if measure is None else measure(alloc),
             "total_rows": alloc.total_rows,
             "loads": sorted(set(alloc.loads.tolist())),
             "batches": sorted(set(alloc.batches.tolist())),
@@ -132,7 +225,7 @@ def run_profile(name: str, profile: GroupProfile, trials: int, repeats: int) -> 
             "a": profile.a.tolist(),
             "mu": profile.mu.tolist(),
         },
-        "m": M,
+        "m": m,
         "physical_limit": {
             "expected": limit,
             "simulated": limit_sim.mean,
@@ -140,6 +233,26 @@ def run_profile(name: str, profile: GroupProfile, trials: int, repeats: int) -> 
         },
         "rows": rows,
     }
+
+
+def run_profile(
+    profile: GroupProfile, trials: int, repeats: int, *, client, quick: bool
+) -> dict:
+    """The full profile (predicted, simulated) and its Dask emulation (measured)."""
+    report = evaluate(profile, M, trials, repeats)
+    small, m = emulated(profile), M // SCALE
+    time_unit = HCMM_SECONDS[quick] / solve_hcmm(small, m).expected_latency
+    workers = small.to_workers()
+
+    def measure(alloc: Allocation) -> dict:
+        return measure_on_dask(
+            workers, alloc, client=client, time_unit=time_unit, runs=RUNS[quick]
+        )
+
+    report["emulated"] = evaluate(small, m, trials, repeats, measure)
+    report["emulated"]["time_unit_seconds"] = time_unit
+    report["emulated"]["scale"] = SCALE
+    return report
 
 
 def targets(report: dict) -> dict:
@@ -160,11 +273,38 @@ def targets(report: dict) -> dict:
     }
 
 
+def measured_targets(report: dict) -> dict:
+    """Measured (Dask, emulated profiles) against predicted, and the gains."""
+    checks = {}
+    for name, result in report.items():
+        rows = result["emulated"]["rows"].values()
+        mean = max(abs(row["measured"]["vs_predicted"] - 1.0) for row in rows)
+        corrected = max(
+            abs(row["measured"]["corrected"] / row["predicted"] - 1.0) for row in rows
+        )
+        checks[f"{name} emulated: max |measured / predicted - 1| <= 0.2"] = mean
+        checks[f"{name} emulated: max |corrected / predicted - 1| <= 0.2"] = corrected
+    mild = report["i_mild"]["emulated"]["rows"]
+    strong = report["ii_strong"]["emulated"]["rows"]
+
+    def measured(rows: dict, label: str) -> float:
+        return rows[label]["measured"]["mean"]
+
+    checks["i emulated, measured: 1 - bpcc1_b8 / hcmm"] = 1.0 - measured(
+        mild, "bpcc1_b8"
+    ) / measured(mild, "hcmm")
+    checks["ii emulated, measured: uniform_best / max(hcmm, kim)"] = measured(
+        strong, "uniform_best"
+    ) / max(measured(strong, "hcmm"), measured(strong, "kim"))
+    return checks
+
+
 def print_table(name: str, result: dict) -> None:
     limit = result["physical_limit"]
     print(
-        f"\n{name}: m={result['m']}, physical limit E={limit['expected']:.3f} "
-        f"(sim {limit['simulated']:.3f} +- {limit['stderr']:.3f})"
+        f"\n{name}: N={result['profile']['N']}, m={result['m']}, physical limit "
+        f"E={limit['expected']:.3f} (sim {limit['simulated']:.3f} "
+        f"+- {limit['stderr']:.3f})"
     )
     print(
         f"{'solver':<18}{'predicted':>10}{'simulated':>18}{'x HCMM':>8}"
@@ -180,26 +320,69 @@ def print_table(name: str, result: dict) -> None:
         )
 
 
+def print_measured(name: str, result: dict) -> None:
+    limit = result["physical_limit"]["expected"]
+    runs = next(iter(result["rows"].values()))["measured"]["runs"]
+    print(
+        f"\n{name} on Dask, emulated at 1/{result['scale']}: "
+        f"N={result['profile']['N']}, m={result['m']}, "
+        f"time unit {result['time_unit_seconds']:.4f} s, "
+        f"{runs} runs; physical limit E={limit:.3f} (model time units)"
+    )
+    print(
+        f"{'solver':<18}{'predicted':>10}{'simulated':>10}{'measured':>16}"
+        f"{'median':>8}{'corrected':>10}{'meas/pred':>10}{'corr/pred':>10}"
+        f"{'meas/replay':>12}{'ovh ms':>7}{'x limit':>8}{'total s':>8}"
+    )
+    for label, row in result["rows"].items():
+        meas = row["measured"]
+        stderr = meas["stderr"] or 0.0
+        print(
+            f"{label:<18}{row['predicted']:>10.3f}{row['simulated']['mean']:>10.3f}"
+            f"{meas['mean']:>9.3f} +-{stderr:<5.2f}{meas['median']:>8.3f}"
+            f"{meas['corrected']:>10.3f}{meas['vs_predicted']:>10.3f}"
+            f"{meas['corrected'] / row['predicted']:>10.3f}"
+            f"{meas['vs_replayed']:>12.3f}{1e3 * meas['overhead_seconds']:>7.0f}"
+            f"{meas['mean'] / limit:>8.3f}{meas['total_seconds']:>8.2f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fast smoke run")
     args = parser.parse_args()
     trials, repeats = (2000, 1) if args.quick else (20_000, 3)
-    report = {
-        name: run_profile(name, profile, trials, repeats)
-        for name, profile in PROFILES.items()
-    }
+    with coded.LocalCodedCluster(n_workers=max_emulated_workers()) as cluster:
+        report = {
+            name: run_profile(
+                profile, trials, repeats, client=cluster.client, quick=args.quick
+            )
+            for name, profile in PROFILES.items()
+        }
     for name, result in report.items():
         print_table(name, result)
-    checks = targets(report)
-    print("\ntargets (predicted E[T]):")
+        print_measured(name, result["emulated"])
+    checks = {**targets(report), **measured_targets(report)}
+    print("\ntargets (predicted E[T]; measured on the emulated profiles):")
     for label, value in checks.items():
         print(f"  {label}: {value:.4f}")
     out = Path(__file__).parent / "results" / "allocation.json"
     out.parent.mkdir(exist_ok=True)
     payload = {
-        "params": {"trials": trials, "repeats": repeats, "quick": args.quick},
-        "machine": {"python": platform.python_version(), "cpus": 2},
+        "params": {
+            "trials": trials,
+            "repeats": repeats,
+            "quick": args.quick,
+            "scale": SCALE,
+            "runs": RUNS[args.quick],
+            "hcmm_seconds": HCMM_SECONDS[args.quick],
+            "columns_of_A": D,
+        },
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_average": os.getloadavg(),
+        },
         "profiles": report,
         "targets": checks,
     }
