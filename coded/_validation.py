@@ -292,6 +292,7 @@ def check_finite_matrix(
         )
     if array.dtype.kind == "f":
         array = array.astype(np.float64, copy=False)
-        if not np.all(np.isfinite(array)):
+        # min and max propagate NaN and reach +-inf: two passes, no temporary
+        if array.size and not (np.isfinite(array.min()) and np.isfinite(array.max())):
             raise ValueError(f"`{name}` must be finite (no NaN or inf).")
     return array

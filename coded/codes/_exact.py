@@ -16,12 +16,15 @@ The worker product :func:`multiply_residues` reads the primes from ``P`` (they a
 always the first ``P`` of :func:`coded._crt.exact_primes`), so it is a plain
 picklable module function. The decoder feeds each prime's slice of a piece to that
 prime's decoder and reconstructs the exact integers by Garner's CRT.
+
+The per-prime codes are driven through their residue entry point
+(``encode_residues``; their decoders then return int64 residues), so the exact path
+never imports galois nor touches its state.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +36,7 @@ from coded._modular import matmul_mod_into
 from coded._validation import check_finite_matrix
 from coded.codes import _fields as fields
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
+from coded.codes._units import UnitCode
 from coded.errors import DecodingError
 
 __all__ = ["ExactCode", "ExactContext", "ExactDecoder", "multiply_residues"]
@@ -103,25 +107,6 @@ class ExactContext:
     bound: int
 
 
-@functools.cache
-def _residue_field(p: int) -> Any:
-    """GF(p) class used only to mark residues as field elements (no arithmetic).
-
-    galois JIT-compiles a new prime field's ufuncs on creation (1-3 s per prime);
-    the exact path never does galois arithmetic, so a field galois does not know
-    yet is created in ``python-calculate`` mode (milliseconds).
-    """
-    import galois  # heavy: loaded on demand only
-
-    try:
-        from galois._fields._factory import _GF_prime
-
-        known = any(key[0] == p for key in _GF_prime._classes)
-    except (ImportError, AttributeError):  # pragma: no cover - other galois layout
-        known = True
-    return galois.GF(p) if known else galois.GF(p, compile="python-calculate")
-
-
 def _integer_operand(value: Any, name: str, ndim: tuple[int, ...]) -> np.ndarray:
     if fields.is_field_array(value):
         raise TypeError(
@@ -144,7 +129,7 @@ def _stack(arrays: list[Any]) -> np.ndarray:
     first = np.shape(arrays[0])
     stacked = np.empty((*first, len(arrays)), dtype=np.int32)
     for j, array in enumerate(arrays):
-        stacked[..., j] = np.asarray(array).view(np.ndarray)
+        stacked[..., j] = array
     stacked.setflags(write=False)
     return stacked
 
@@ -155,15 +140,17 @@ class ExactCode(Code):
     Parameters
     ----------
     make_code : callable
-        ``make_code(p)`` returns a GF(p) code (a :class:`~coded.codes.Code` over
-        ``GF(p)``, e.g. ``lambda p: MDSCode(8, 6, field=p)``) whose worker product
-        is ``left @ right mod p``; its structure (``n``, which workers suffice)
-        must not depend on ``p``. The codes are built once per prime and kept.
+        ``make_code(p)`` returns one of the codes of :mod:`coded.codes` over
+        ``GF(p)`` (``MDSCode``, ``RowMDSCode``, ``PolynomialCode``,
+        ``ReplicationCode`` or ``UncodedCode``, e.g.
+        ``lambda p: MDSCode(8, 6, field=p)``); its structure (``n``, which workers
+        suffice) must not depend on ``p``. The codes are built once per prime and
+        kept.
 
     Raises
     ------
     TypeError
-        If `make_code` is not callable or does not return a GF(p) code.
+        If `make_code` is not callable or does not return such a code over GF(p).
 
     Notes
     -----
@@ -178,12 +165,9 @@ class ExactCode(Code):
     (:func:`coded._crt.crt_reconstruct`) returns int64 when ``\beta < 2^63`` and
     an object array of Python ints otherwise (exact, slower).
 
-    Per-prime operands are handed to the wrapped codes as GF(p) elements (a
-    galois ``FieldArray`` view). galois JIT-compiles every new prime field (1-3 s
-    each), and the exact path does no galois arithmetic, so a CRT prime's field
-    that galois has not built yet is created in ``python-calculate`` mode; later
-    ``galois.GF(p)`` calls for that prime return the same (slower-arithmetic)
-    class.
+    Per-prime operands go to the wrapped codes as int64 residues through their
+    ``encode_residues`` entry point, and their decoders return residues: the
+    exact path neither imports galois nor creates (or alters) galois fields.
 
     References
     ----------
@@ -217,17 +201,16 @@ class ExactCode(Code):
     def _code(self, p: int) -> Code:
         code = self._codes.get(p)
         if code is None:
-            _residue_field(p)
             code = self._make_code(p)
             if not isinstance(code, Code):
                 raise TypeError(
                     f"`make_code({p})` must return a Code, got {type(code).__name__}."
                 )
-            field = code.field
-            if field is None or int(getattr(field, "order", 0)) != p:
+            if not isinstance(code, UnitCode) or code.p != p:
                 raise TypeError(
-                    f"`make_code({p})` must return a code over GF({p}), "
-                    f"got field={field!r}."
+                    f"`make_code({p})` must return a coded.codes code over GF({p}) "
+                    "(MDSCode, RowMDSCode, PolynomialCode, ReplicationCode or "
+                    f"UncodedCode), got {code!r}."
                 )
             self._codes[p] = code
         return code
@@ -295,14 +278,13 @@ class ExactCode(Code):
         max_A, max_B = _crt.max_abs(A), _crt.max_abs(B)
         bound = A.shape[1] * max_A * max_B
         primes = _crt.primes_for_bound(bound)
-        wrap_A = A.size <= B.size  # one FieldArray operand selects field semantics
-        encoded = []
-        for p in primes:
-            GF = _residue_field(p)
-            A_p = _crt.to_residues(A, p, magnitude=max_A)
-            B_p = _crt.to_residues(B, p, magnitude=max_B)
-            A_p, B_p = (A_p.view(GF), B_p) if wrap_A else (A_p, B_p.view(GF))
-            encoded.append(self._code(p).encode_operands(A_p, B_p))
+        encoded = [
+            self._code(p).encode_residues(
+                _crt.to_residues(A, p, magnitude=max_A),
+                _crt.to_residues(B, p, magnitude=max_B),
+            )
+            for p in primes
+        ]
         return _stacked(encoded, primes, bound)
 
     def decoder(self, encoded: EncodedOperands) -> ExactDecoder:
@@ -421,6 +403,6 @@ class ExactDecoder(Decoder):
             raise DecodingError(
                 "not decodable yet: received {}, need {}.".format(*self.progress)
             )
-        residues = [np.asarray(d.decode()).view(np.ndarray) for d in self._decoders]
+        residues = [decoder.decode() for decoder in self._decoders]
         context = self._context
         return _crt.crt_reconstruct(residues, context.primes, bound=context.bound)

@@ -11,6 +11,12 @@ Operand semantics over GF(p):
 - plain integer inputs mean exact signed integers: they map to the field by
   symmetric residues and the result is lifted back to ``(-p/2, p/2]``, which equals
   the true product when ``2 max|C| < p``.
+- the residue entry point (``encode_residues`` of the codes, used by the CRT code)
+  takes int64 residues in ``[0, p)`` and decodes to them: no galois at all.
+
+Operands are converted with ``np.asarray(..., dtype)`` (no copy when the caller's
+array already has the dtype), so coded blocks that equal source blocks are
+read-only views of the caller's array.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ __all__ = [
     "multiply_mod",
     "multiply_real",
     "prepare_operands",
+    "prepare_residues",
     "prepare_single",
     "resolve_prime",
     "solve",
@@ -60,7 +67,10 @@ MAX_PRIME = 2**31 - 1
 TRUST_LIMIT = 1e-6
 """A real decode warns when ``cond(G[S]) * eps`` exceeds this relative error."""
 
-Output = Literal["real", "field", "signed"]
+Output = Literal["real", "field", "signed", "residue"]
+
+ENCODE_CHUNK = 16_384
+"""Columns per chunk of the encoding product (cache-sized blocks of the sources)."""
 
 
 def is_field_array(value: object) -> bool:
@@ -121,7 +131,7 @@ def _as_residues(value: Any, name: str, p: int, ndim: tuple[int, ...]) -> np.nda
             raise ValueError(
                 f"`{name}` is an array over {kind.name} but the code is over GF({p})."
             )
-        array = value.view(np.ndarray).astype(np.int64)
+        array = np.asarray(value.view(np.ndarray), dtype=np.int64)
         if array.ndim not in ndim:
             raise ValueError(
                 f"`{name}` must have ndim in {ndim}, got shape {array.shape}."
@@ -143,7 +153,7 @@ def _integer_array(value: Any, name: str, ndim: tuple[int, ...]) -> np.ndarray:
             f"`{name}` must be an integer array or a galois FieldArray for a code "
             f"over GF(p), got dtype {array.dtype}."
         )
-    return array.astype(np.int64)
+    return np.asarray(array, dtype=np.int64)
 
 
 def _real_array(value: Any, name: str, ndim: tuple[int, ...]) -> np.ndarray:
@@ -152,7 +162,7 @@ def _real_array(value: Any, name: str, ndim: tuple[int, ...]) -> np.ndarray:
             f"`{name}` is a galois FieldArray but the code is over the reals "
             "(field=None)."
         )
-    return check_finite_matrix(value, name, ndim=ndim).astype(np.float64)
+    return np.asarray(check_finite_matrix(value, name, ndim=ndim), dtype=np.float64)
 
 
 def _check_nonempty(array: np.ndarray, name: str) -> None:
@@ -183,17 +193,32 @@ def prepare_operands(A: Any, B: Any, p: int | None) -> Operands:
     else:
         A_, B_ = _integer_array(A, "A", (2,)), _integer_array(B, "B", (1, 2))
         output = "signed"
-    _check_nonempty(A_, "A")
-    _check_nonempty(B_, "B")
-    if A_.shape[1] != B_.shape[0]:
-        raise ValueError(
-            "`A` and `B` must have matching inner dimensions, got "
-            f"A.shape={A_.shape}, B.shape={B_.shape}."
-        )
+    ops = _chained(A_, B_, output)
     if output == "signed":
         _check_exact_bound(A_, B_, p)
-        A_, B_ = np.mod(A_, p), np.mod(B_, p)
-    return Operands(A=A_, B=B_, is_vector=B_.ndim == 1, output=output)
+        return _chained(np.mod(A_, p), np.mod(B_, p), output)
+    return ops
+
+
+def prepare_residues(A: Any, B: Any, p: int) -> Operands:
+    """Validate residue operands ``A @ B`` over GF(p) (integers in ``[0, p)``).
+
+    The residue entry point: no galois, and decoding returns int64 residues.
+    """
+    A_, B_ = _as_residues(A, "A", p, (2,)), _as_residues(B, "B", p, (1, 2))
+    return _chained(A_, B_, "residue")
+
+
+def _chained(A: np.ndarray, B: np.ndarray, output: Output) -> Operands:
+    """Operands after checking that A and B are non-empty and chain."""
+    _check_nonempty(A, "A")
+    _check_nonempty(B, "B")
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(
+            "`A` and `B` must have matching inner dimensions, got "
+            f"A.shape={A.shape}, B.shape={B.shape}."
+        )
+    return Operands(A=A, B=B, is_vector=B.ndim == 1, output=output)
 
 
 def _check_exact_bound(A: np.ndarray, B: np.ndarray, p: int) -> None:
@@ -209,7 +234,7 @@ def _check_exact_bound(A: np.ndarray, B: np.ndarray, p: int) -> None:
 
 def lift(residues: np.ndarray, output: Output, p: int | None) -> Any:
     """Return decoded `residues` in the caller's semantics."""
-    if output == "real":
+    if output in ("real", "residue"):
         return residues
     if output == "field":
         return galois_field(p)(residues)
@@ -265,6 +290,32 @@ def matmul(left: np.ndarray, right: np.ndarray, p: int | None) -> np.ndarray:
         dtype = np.float64 if p is None else np.int64
         return np.zeros(left.shape[:-1] + right.shape[1:], dtype=dtype)
     return multiply_real(left, right) if p is None else multiply_mod(left, right, p=p)
+
+
+def encode_product(
+    G: np.ndarray, full: np.ndarray, tail: np.ndarray, p: int | None
+) -> np.ndarray:
+    """``G @ [full; tail]`` (mod `p`) in cache-sized column chunks, no stacked copy.
+
+    `full` (often a view of the caller's operand) and `tail` (zero-padded blocks)
+    are the ``K`` rows of the source matrix, each of length ``L``.
+    """
+    L = full.shape[1]
+    out = np.empty((G.shape[0], L), dtype=np.float64 if p is None else np.int64)
+    if G.shape[0] == 0 or L == 0:
+        return out
+    buffer = np.empty((G.shape[1], min(L, ENCODE_CHUNK)), dtype=full.dtype)
+    for start in range(0, L, ENCODE_CHUNK):
+        stop = min(start + ENCODE_CHUNK, L)
+        sources = full[:, start:stop]
+        if tail.shape[0]:
+            sources = buffer[:, : stop - start]
+            np.concatenate((full[:, start:stop], tail[:, start:stop]), out=sources)
+        if p is None:
+            np.matmul(G, sources, out=out[:, start:stop])
+        else:
+            _modular.matmul_mod_into(G, sources, p, out[:, start:stop])
+    return out
 
 
 def inverse_mod(M: np.ndarray, p: int) -> np.ndarray:

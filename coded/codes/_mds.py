@@ -35,16 +35,20 @@ def _check_systematic(systematic: object, default: bool) -> bool:
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
-    array = np.array(array, copy=True)
-    array.setflags(write=False)
-    return array
+    """Return a read-only view of `array` (the caller's array stays writable)."""
+    view = array.view()
+    view.setflags(write=False)
+    return view
 
 
 class BlockCode(UnitCode):
     """Row code with one coded block per worker (MDS, replication, uncoded).
 
     ``encode_operands`` pads the m rows of A with zero rows up to ``K * ceil(m / K)``
-    (``K`` = number of source blocks); the decoder drops the padding.
+    (``K`` = number of source blocks; only the last blocks are copied to pad them);
+    the decoder drops the padding. Blocks that a worker gets uncoded are read-only
+    views of A (no copy when A is already a C-contiguous float64 array, or int64
+    residues over GF(p)).
     """
 
     def encode_operands(self, A: Any, B: Any) -> EncodedOperands:
@@ -62,18 +66,17 @@ class BlockCode(UnitCode):
         EncodedOperands
             ``lefts[i]`` has shape ``(ceil(m / K), d)``; ``rights`` is None.
         """
-        ops = fields.prepare_operands(A, B, self._p)
-        (m, d), K = ops.A.shape, self._G.shape[1]
-        rows = -(-m // K)
-        padded = np.zeros((K * rows, d), dtype=ops.A.dtype)
-        padded[:m] = ops.A
-        units = self._encode_units(padded.reshape(K, rows, d))
+        return self._encode(fields.prepare_operands(A, B, self._p))
+
+    def _encode(self, ops: fields.Operands) -> EncodedOperands:
+        m = ops.A.shape[0]
+        rows = -(-m // self._G.shape[1])
         c = 1 if ops.is_vector else ops.B.shape[1]
         context = UnitContext(
             m=m, c=c, rows=rows, width=c, is_vector=ops.is_vector, output=ops.output
         )
         return EncodedOperands(
-            lefts=self._split_workers(units),
+            lefts=self._encode_workers(ops.A, rows),
             rights=None,
             shared_right=_read_only(ops.B),
             context=context,
@@ -98,15 +101,16 @@ class BlockCode(UnitCode):
             Share ``i``, shape ``(m / K, d)``: float64, a FieldArray, or int64
             residues in ``[0, p)`` for integer X (``share @ Y`` in int64 is fine
             while ``d (p - 1) max|Y|`` fits; otherwise use :attr:`multiply`).
+            Arrays are read-only; an uncoded share of a float64 X is a view of it.
         """
         array, output = fields.prepare_single(X, self._p)
-        (m, d), K = array.shape, self._G.shape[1]
+        m, K = array.shape[0], self._G.shape[1]
         if m % K:
             raise ValueError(
                 f"`X` must have a number of rows divisible by "
                 f"{self._threshold_name}={K}, got X.shape={array.shape}."
             )
-        units = self._encode_units(array.reshape(K, m // K, d))
+        units = self._encode_workers(array, m // K)
         return [fields.as_output(unit, output, self._p) for unit in units]
 
     def decode(self, results: Mapping[int, Any]) -> Any:
@@ -386,15 +390,16 @@ class RowMDSCode(UnitCode):
         EncodedOperands
             ``lefts[i]`` has shape ``(loads[i], d)``; ``rights`` is None.
         """
-        ops = fields.prepare_operands(A, B, self._p)
+        return self._encode(fields.prepare_operands(A, B, self._p))
+
+    def _encode(self, ops: fields.Operands) -> EncodedOperands:
         self._check_rows(ops.A)
         c = 1 if ops.is_vector else ops.B.shape[1]
-        units = self._encode_units(ops.A[:, None, :])
         context = UnitContext(
             m=self.m, c=c, rows=1, width=c, is_vector=ops.is_vector, output=ops.output
         )
         return EncodedOperands(
-            lefts=self._split_workers(units),
+            lefts=self._encode_workers(ops.A, 1),
             rights=None,
             shared_right=_read_only(ops.B),
             context=context,
@@ -421,10 +426,8 @@ class RowMDSCode(UnitCode):
         """
         array, output = fields.prepare_single(X, self._p)
         self._check_rows(array)
-        units = self._encode_units(array[:, None, :])
-        return [
-            fields.as_output(s, output, self._p) for s in self._split_workers(units)
-        ]
+        shares = self._encode_workers(array, 1)
+        return [fields.as_output(share, output, self._p) for share in shares]
 
     def decode(self, results: Mapping[int, Any]) -> Any:
         """Return ``X @ Y`` from whole results ``{i: share_i @ Y}`` (any m rows).

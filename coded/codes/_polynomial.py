@@ -10,18 +10,15 @@ import numpy as np
 from coded._validation import check_int
 from coded.codes import _fields as fields
 from coded.codes._base import EncodedOperands
-from coded.codes._units import UnitCode, UnitContext
+from coded.codes._units import UnitCode, UnitContext, split_blocks
 
 __all__ = ["PolynomialCode"]
 
 
 def _read_only(parts: np.ndarray) -> tuple[np.ndarray, ...]:
-    out = []
-    for part in parts:
-        part = np.array(part, copy=True)
-        part.setflags(write=False)
-        out.append(part)
-    return tuple(out)
+    """Read-only views of the rows of a freshly computed `parts` array."""
+    parts.setflags(write=False)
+    return tuple(parts)
 
 
 class PolynomialCode(UnitCode):
@@ -109,15 +106,24 @@ class PolynomialCode(UnitCode):
         return self._points
 
     def _encode_pair(self, A: np.ndarray, B: np.ndarray, vector: bool):
-        """Coded factors from A ``(p_a rows, d)`` and B ``(d, p_b width)``."""
+        """Coded factors from A ``(m, d)`` and B ``(d, c)``, zero-padded to blocks.
+
+        A's row blocks are read in place (only a padded last block is copied); B's
+        column blocks are gathered (B is the small operand of a row split).
+        """
         p_a, p_b, p = self.p_a, self.p_b, self._p
-        d = A.shape[1]
-        rows, width = A.shape[0] // p_a, B.shape[1] // p_b
+        (m, d), c = A.shape, B.shape[1]
+        rows, width = -(-m // p_a), -(-c // p_b)
         Va = self._G[:, :p_a]
         Vb = self._G[:, ::p_a][:, :p_b]
-        left = fields.matmul(Va, A.reshape(p_a, rows * d), p)
-        blocks = B.reshape(d, p_b, width).transpose(1, 0, 2).reshape(p_b, d * width)
-        right = fields.matmul(Vb, blocks, p).reshape(self.n, d, width)
+        left = fields.encode_product(Va, *split_blocks(A, p_a, rows), p)
+        blocks = np.zeros((p_b, d, width), dtype=B.dtype)
+        for k in range(p_b):
+            part = B[:, k * width : (k + 1) * width]
+            blocks[k, :, : part.shape[1]] = part
+        right = fields.encode_product(
+            Vb, blocks.reshape(p_b, d * width), blocks[:0].reshape(0, d * width), p
+        ).reshape(self.n, d, width)
         if vector:
             right = right[:, :, 0]
         return left.reshape(self.n, rows, d), right
@@ -138,19 +144,21 @@ class PolynomialCode(UnitCode):
             ``lefts[i] = Ã_i`` ``(ceil(m / p_a), d)``, ``rights[i] = B̃_i``
             ``(d, ceil(c / p_b))`` (1-D when B is a vector and ``p_b = 1``).
         """
-        ops = fields.prepare_operands(A, B, self._p)
-        (m, d) = ops.A.shape
+        return self._encode(fields.prepare_operands(A, B, self._p))
+
+    def _encode(self, ops: fields.Operands) -> EncodedOperands:
+        m = ops.A.shape[0]
         B2 = ops.B[:, None] if ops.is_vector else ops.B
         c = B2.shape[1]
-        rows, width = -(-m // self.p_a), -(-c // self.p_b)
-        A_pad = np.zeros((self.p_a * rows, d), dtype=ops.A.dtype)
-        A_pad[:m] = ops.A
-        B_pad = np.zeros((d, self.p_b * width), dtype=B2.dtype)
-        B_pad[:, :c] = B2
         vector = ops.is_vector and self.p_b == 1
-        lefts, rights = self._encode_pair(A_pad, B_pad, vector)
+        lefts, rights = self._encode_pair(ops.A, B2, vector)
         context = UnitContext(
-            m=m, c=c, rows=rows, width=width, is_vector=ops.is_vector, output=ops.output
+            m=m,
+            c=c,
+            rows=lefts.shape[1],
+            width=-(-c // self.p_b),
+            is_vector=ops.is_vector,
+            output=ops.output,
         )
         return EncodedOperands(
             lefts=_read_only(lefts),

@@ -12,6 +12,12 @@ generator ``G`` of shape ``(N, K)``: coded unit ``u`` is
 - polynomial codes: one unit per worker, ``G`` is a Vandermonde matrix and the
   sources are the blocks ``A_j B_k``.
 
+Encoding splits the rows of A into the K source blocks (zero-padding only the last
+ones) and computes only the units that are not copies of a source, in one chunked
+product ``G[parity] @ sources``; a worker whose units are consecutive sources gets a
+read-only view of A's rows (uncoded, replication and the systematic part of MDS
+codes copy nothing).
+
 Row ``t`` of the sources is determined once, among the units whose row ``t`` has
 arrived, the unit rows (``G[u] = e_j``) cover some sources and the other units are at
 least as many as the sources still missing (every square submatrix of the
@@ -34,7 +40,43 @@ from coded.codes import _fields as fields
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
 from coded.errors import DecodingError
 
-__all__ = ["UnitCode", "UnitContext", "UnitDecoder"]
+__all__ = ["UnitCode", "UnitContext", "UnitDecoder", "split_blocks"]
+
+
+def split_blocks(X: np.ndarray, K: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Split `X` ``(m, d)`` into K flat row blocks, zero-padded to ``K * rows`` rows.
+
+    Returns ``(full, tail)``: ``full`` ``(whole, rows * d)`` holds the blocks that lie
+    entirely inside X (a view when X is C-contiguous), ``tail``
+    ``(K - whole, rows * d)`` the rest, zero-padded (a small copy).
+    """
+    m, d = X.shape
+    whole = min(m // rows, K)
+    full = X[: whole * rows].reshape(whole, rows * d)
+    tail = np.zeros((K - whole, rows * d), dtype=X.dtype)
+    rest = X[whole * rows :]
+    tail.reshape(-1)[: rest.size] = rest.reshape(-1)
+    return full, tail
+
+
+def _take(array: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``array[index]``, as a slice (a view) when `index` is a consecutive range."""
+    if index.size and np.all(np.diff(index) == 1):
+        return array[int(index[0]) : int(index[0]) + index.size]
+    return array[index]
+
+
+def _runs(kind: np.ndarray, index: np.ndarray) -> list[tuple[int, int, int]]:
+    """Maximal runs ``(kind, start, stop)`` of consecutive indices of one kind."""
+    if kind.size == 0:
+        return [(2, 0, 0)]
+    breaks = np.flatnonzero((np.diff(kind) != 0) | (np.diff(index) != 1)) + 1
+    starts = np.concatenate([[0], breaks])
+    stops = np.concatenate([breaks, [kind.size]])
+    return [
+        (int(kind[a]), int(index[a]), int(index[a]) + int(b - a))
+        for a, b in zip(starts, stops, strict=True)
+    ]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,7 +91,7 @@ class UnitContext:
         Shape of one source block / one coded unit.
     is_vector : bool
         Whether B was a vector (the product is then returned 1-D).
-    output : {"real", "field", "signed"}
+    output : {"real", "field", "signed", "residue"}
         How decoded residues are returned (see ``coded.codes._fields``).
     """
 
@@ -66,7 +108,8 @@ class UnitCode(Code):
 
     Subclasses set ``n``, ``_G`` (read-only, float64 or int64 residues), ``_p``,
     ``_offsets`` (length ``n + 1``) in ``__init__`` by calling :meth:`_setup`, and
-    implement :meth:`encode_operands` and :meth:`_assemble`.
+    implement :meth:`encode_operands` (validation, then :meth:`_encode`),
+    :meth:`_encode` and :meth:`_assemble`.
     """
 
     _threshold_name = "k"
@@ -82,10 +125,7 @@ class UnitCode(Code):
         self._offsets.setflags(write=False)
         is_unit = (np.count_nonzero(G, axis=1) == 1) & np.any(G == 1, axis=1)
         self._unit_source = np.where(is_unit, np.argmax(G, axis=1), -1)
-        K = G.shape[1]
-        self._is_systematic = G.shape[0] >= K and np.array_equal(
-            self._unit_source[:K], np.arange(K)
-        )
+        self._unit_source.setflags(write=False)
 
     # -- the Code interface ------------------------------------------------------
     @property
@@ -153,27 +193,70 @@ class UnitCode(Code):
     def _check_worker(self, worker: object) -> int:
         return check_int(worker, "worker", min_value=0, max_value=self.n - 1)
 
-    def _encode_units(self, sources: np.ndarray) -> np.ndarray:
-        """Coded units ``G @ sources`` for sources of shape ``(K, ...)``."""
-        K = self._G.shape[1]
-        flat = sources.reshape(K, -1)
-        if self._is_systematic:  # the identity block is a copy
-            parity = fields.matmul(self._G[K:], flat, self._p)
-            coded = np.concatenate([flat, parity], axis=0)
-        else:
-            coded = fields.matmul(self._G, flat, self._p)
-        return coded.reshape((self._G.shape[0], *sources.shape[1:]))
+    def _encode_workers(self, X: np.ndarray, rows: int) -> tuple[np.ndarray, ...]:
+        """Per-worker coded rows (``(load * rows, d)``, read-only) of the blocks of X.
 
-    def _split_workers(self, units: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Per-worker stacks of consecutive units, each ``(load * rows, ...)``."""
-        stacked = units.reshape(-1, *units.shape[2:])
-        rows = units.shape[1]
+        X ``(m, d)`` is split into K blocks of `rows` rows (zero-padded); units equal
+        to a source are views of X, the others come from one chunked product.
+        """
+        full, tail = split_blocks(X, self._G.shape[1], rows)
+        source = self._unit_source
+        parity = source < 0
+        coded = fields.encode_product(self._G[parity], full, tail, self._p)
+        # each unit is a row of one of three arrays: 0 full, 1 tail, 2 coded
+        whole = full.shape[0]
+        kind = np.where(parity, 2, (source >= whole).astype(np.int64))
+        index = np.where(parity, np.cumsum(parity) - 1, source - whole * kind)
+        arrays = (full, tail, coded)
         parts = []
         for i in range(self.n):
-            part = stacked[self._offsets[i] * rows : self._offsets[i + 1] * rows]
+            a, b = self._offsets[i], self._offsets[i + 1]
+            pieces = [
+                arrays[k][start:stop] for k, start, stop in _runs(kind[a:b], index[a:b])
+            ]
+            part = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+            part = part.reshape(-1, X.shape[1])
             part.setflags(write=False)
             parts.append(part)
         return tuple(parts)
+
+    @abstractmethod
+    def _encode(self, ops: fields.Operands) -> EncodedOperands:
+        """Encode validated operands (``encode_operands`` / ``encode_residues``)."""
+
+    def encode_residues(self, A: Any, B: Any) -> EncodedOperands:
+        """Encode ``A @ B`` for residues over GF(p), without galois.
+
+        The entry point of the CRT code (:class:`~coded.codes.ExactCode`): operands
+        are taken as field elements given by their residues, and decoding returns
+        int64 residues in ``[0, p)`` (never a galois ``FieldArray``).
+
+        Parameters
+        ----------
+        A : array_like of int, shape (m, d)
+            Residues in ``[0, p)`` (int64 inputs are used without a copy).
+        B : array_like of int, shape (d, c) or (d,)
+            Residues in ``[0, p)``.
+
+        Returns
+        -------
+        EncodedOperands
+            As :meth:`encode_operands`.
+
+        Raises
+        ------
+        ValueError
+            If the code is over the reals, an entry lies outside ``[0, p)``, an
+            operand is empty or the shapes do not chain.
+        TypeError
+            If an operand is not an integer array.
+        """
+        if self._p is None:
+            raise ValueError(
+                "`encode_residues` needs a code over GF(p), got a code over the "
+                "reals (field=None)."
+            )
+        return self._encode(fields.prepare_residues(A, B, self._p))
 
     def _usable(self, received: np.ndarray) -> np.ndarray:
         """Per source row: distinct sources covered + non-unit units received."""
@@ -193,7 +276,8 @@ class UnitCode(Code):
         _, rows, width = values.shape
         if np.all(received == received[:, :1]):  # whole results: one pattern
             units = np.flatnonzero(received[:, 0])
-            solved = self._solve_pattern(units, values[units].reshape(units.size, -1))
+            rhs = _take(values, units).reshape(units.size, -1)
+            solved = self._solve_pattern(units, rhs)
             return solved.reshape(K, rows, width)
         sources = np.zeros((K, rows, width), dtype=values.dtype)
         patterns, inverse = np.unique(received.T, axis=0, return_inverse=True)
@@ -213,9 +297,12 @@ class UnitCode(Code):
             if j >= 0:
                 first.setdefault(j, position)
         known = np.array(sorted(first), dtype=np.int64)
+        positions = np.array([first[j] for j in known.tolist()], dtype=np.int64)
         missing = np.setdiff1d(np.arange(K), known)
+        if missing.size == 0:  # known == 0..K-1: the sources arrived as they are
+            return _take(rhs, positions)
         out = np.zeros((K, rhs.shape[1]), dtype=rhs.dtype)
-        out[known] = rhs[[first[j] for j in known.tolist()]]
+        out[known] = _take(rhs, positions)
         if missing.size:
             chosen = np.flatnonzero(source < 0)[: missing.size]
             G = self._G[units[chosen]]
@@ -332,9 +419,9 @@ class UnitDecoder(Decoder):
         value = self._check_value(piece.value, stop - start)
         if self.is_decodable or stop == start:
             return
-        flat = code._offsets[worker] * rows + np.arange(start, stop)
-        self._values[flat] = value
-        self._received.reshape(-1)[flat] = True
+        base = int(code._offsets[worker]) * rows
+        self._values[base + start : base + stop] = value
+        self._received.reshape(-1)[base + start : base + stop] = True
         self._usable = code._usable(self._received)
 
     def _check_value(self, value: Any, count: int) -> np.ndarray:
@@ -349,7 +436,7 @@ class UnitDecoder(Decoder):
         if array.dtype == np.bool_ or array.dtype.kind not in "iuf":
             raise TypeError(f"`piece.value` must be numeric, got dtype {array.dtype}.")
         if p is None:
-            array = array.astype(np.float64)
+            array = np.asarray(array, dtype=np.float64)
             if not np.all(np.isfinite(array)):
                 raise ValueError("`piece.value` must be finite (no NaN or inf).")
         else:
@@ -358,7 +445,7 @@ class UnitDecoder(Decoder):
                     "`piece.value` must hold integer residues over GF(p), "
                     f"got dtype {array.dtype}."
                 )
-            array = array.astype(np.int64)
+            array = np.asarray(array, dtype=np.int64)
             if self._context.output == "field" and (
                 array.size and (array.min() < 0 or array.max() >= p)
             ):
@@ -386,8 +473,9 @@ class UnitDecoder(Decoder):
         Returns
         -------
         array
-            float64 over the reals; over GF(p) a FieldArray (field inputs) or int64
-            signed integers (integer inputs).
+            float64 over the reals; over GF(p) a FieldArray (field inputs), int64
+            signed integers (integer inputs) or int64 residues in ``[0, p)``
+            (operands from ``encode_residues``).
         """
         if not self.is_decodable:
             raise DecodingError(self._code._shortfall(self.progress[0]))
@@ -395,6 +483,8 @@ class UnitDecoder(Decoder):
         values = self._values.reshape(-1, context.rows, context.width)
         sources = code._solve_units(values, self._received)
         product = code._assemble(sources, context)
+        if np.may_share_memory(product, self._values):  # never hand out the buffer
+            product = product.copy()
         if context.is_vector:
             product = product[:, 0]
         return fields.lift(product, context.output, code._p)

@@ -2,6 +2,9 @@ import functools
 import math
 import pickle
 import re
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -254,7 +257,9 @@ def real_code(p):
         (lambda: ExactCode(not_a_code), TypeError,
          "`make_code(2097143)` must return a Code, got str."),
         (lambda: ExactCode(real_code), TypeError,
-         "`make_code(2097143)` must return a code over GF(2097143), got field=None."),
+         "`make_code(2097143)` must return a coded.codes code over GF(2097143) "
+         "(MDSCode, RowMDSCode, PolynomialCode, ReplicationCode or UncodedCode), "
+         "got MDSCode(n=3, k=2, field=None, systematic=False)."),
         (lambda: exact_mds(3, 2).encode_operands([[1.5]], [[1]]), TypeError,
          "`A` must be an integer array for an ExactCode, got dtype float64."),
         (lambda: exact_mds(3, 2).encode_operands([[1]], [[[1]]]), ValueError,
@@ -323,3 +328,47 @@ def test_coded_matmul_field_exact_on_dask():
             assert_exact(result.product, A, B)
         result = coded_matmul(A16, x16, field="exact", client=cluster.client)
         assert_exact(result.product, A16, x16)
+
+
+def test_exact_path_never_imports_galois():
+    script = textwrap.dedent(
+        """
+        import sys
+        import numpy as np
+        import coded
+        from coded.codes import MDSCode, PolynomialCode, RowMDSCode, UncodedCode
+        A = np.arange(-12, 12, dtype=np.int64).reshape(6, 4) * 2**40
+        B = np.arange(8, dtype=np.int16).reshape(4, 2) - 3
+        for make in (
+            lambda p: MDSCode(4, 3, field=p),
+            lambda p: PolynomialCode(5, 2, 2, field=p),
+            lambda p: RowMDSCode([3, 2, 2], 6, field=p),
+            lambda p: UncodedCode(3, field=p),
+        ):
+            code = coded.ExactCode(make)
+            encoded = code.encode_operands(A, B)
+            results = {
+                i: code.multiply(encoded.lefts[i], encoded.right(i))
+                for i in range(code.n)
+            }
+            product = code.decode_results(encoded, results)
+            assert product.tolist() == (A.astype(object) @ B.astype(object)).tolist()
+        assert "galois" not in sys.modules, "the exact path imported galois"
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stderr
+
+
+def test_galois_fields_of_the_crt_primes_keep_their_default_mode():
+    import galois
+
+    code = exact_mds(3, 2)
+    A = np.array([[2**40, -1], [3, 4]])
+    encoded = code.encode_operands(A, A)
+    results = {i: code.multiply(encoded.lefts[i], encoded.right(i)) for i in (0, 2)}
+    assert_exact(code.decode_results(encoded, results), A, A)
+    GF = galois.GF(encoded.context.primes[0])
+    assert GF.ufunc_mode == GF.default_ufunc_mode

@@ -13,6 +13,7 @@ from _codes_support import assert_close_real, feed
 from hypothesis import given
 from hypothesis import strategies as st
 
+from coded._modular import matmul_mod
 from coded.codes import DEFAULT_PRIME, MDSCode, Piece, RowMDSCode
 from coded.errors import DecodingError, IllConditionedWarning
 from coded.testing import matrices, mds_codes
@@ -408,6 +409,30 @@ VALIDATION = [
         ValueError,
         "`A` must have m=3 rows, got shape (4, 2).",
     ),
+    (
+        lambda: MDSCode(3, 2).encode_residues([[1]], [[1]]),
+        ValueError,
+        "`encode_residues` needs a code over GF(p), got a code over the reals "
+        "(field=None).",
+    ),
+    (
+        lambda: MDSCode(3, 2, field=7).encode_residues([[7]], [[1]]),
+        ValueError,
+        "`A` entries must lie in the field [0, 7) next to a FieldArray, "
+        "got min=7, max=7.",
+    ),
+    (
+        lambda: MDSCode(3, 2, field=7).encode_residues([[1.0]], [[1]]),
+        TypeError,
+        "`A` must be an integer array or a galois FieldArray for a code over GF(p), "
+        "got dtype float64.",
+    ),
+    (
+        lambda: MDSCode(3, 2, field=7).encode_residues([[1, 2]], [[1]]),
+        ValueError,
+        "`A` and `B` must have matching inner dimensions, "
+        "got A.shape=(1, 2), B.shape=(1, 1).",
+    ),
 ]
 
 
@@ -496,3 +521,44 @@ def test_conditioning_at_the_largest_sizes_is_pinned():
     assert MDSCode(20, 15).worst_condition_number() < 1e4
     # n = 64: seeded fallback, sampled (a lower bound on the true worst case)
     assert MDSCode(64, 48).worst_condition_number(samples=500, rng=3) < 1e6
+
+
+@pytest.mark.parametrize("systematic", [False, True])
+@given(data=st.data())
+def test_encode_residues_decodes_to_residues_without_field_arrays(systematic, data):
+    p = 65_537
+    code = data.draw(mds_codes(max_n=6, field=p, systematic=systematic))
+    m = data.draw(st.integers(1, 7))
+    A = np.mod(data.draw(matrices((m, 3), field=p, max_abs=p)), p)
+    B = np.mod(data.draw(matrices((3, 2), field=p, max_abs=p)), p)
+    encoded = code.encode_residues(A, B)
+    survivors = data.draw(st.permutations(range(code.n)))[: code.k]
+    results = {i: code.multiply(encoded.lefts[i], encoded.right(i)) for i in survivors}
+    C = code.decode_results(encoded, results)
+    assert type(C) is np.ndarray
+    assert C.dtype == np.int64
+    np.testing.assert_array_equal(C, matmul_mod(A, B, p))
+
+
+def test_systematic_encode_gives_views_of_a_and_one_parity_product():
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal((12, 5)), rng.standard_normal((5, 2))
+    code = MDSCode(5, 3, systematic=True)
+    encoded = code.encode_operands(A, B)
+    G = code.generator
+    for i, left in enumerate(encoded.lefts):
+        assert not left.flags.writeable
+        assert np.shares_memory(left, A) == (i < 3)
+        expected = np.einsum("j,jrd->rd", G[i], A.reshape(3, 4, 5))
+        np.testing.assert_allclose(left, expected, rtol=1e-12, atol=1e-12)
+    assert A.flags.writeable  # the caller's array is left alone
+
+
+def test_non_contiguous_and_integer_real_operands_encode_correctly():
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((5, 14))[:, ::2]  # strided: must be copied, not viewed
+    B = rng.integers(-3, 4, (7, 3))  # integer B over the reals: converted
+    code = MDSCode(4, 3)
+    encoded = code.encode_operands(A, B)
+    results = {i: code.multiply(encoded.lefts[i], encoded.right(i)) for i in (0, 2, 3)}
+    np.testing.assert_allclose(code.decode_results(encoded, results), A @ B)

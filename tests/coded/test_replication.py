@@ -93,3 +93,25 @@ VALIDATION = [
 def test_input_validation(call, error, message):
     with pytest.raises(error, match=re.escape(message)):
         call()
+
+
+@pytest.mark.parametrize("code", [UncodedCode(4), ReplicationCode(4, 2)])
+@pytest.mark.parametrize("m", [8, 7, 1])
+def test_encode_hands_out_views_of_a_and_pads_only_the_last_block(code, m):
+    A = np.arange(m * 3, dtype=np.float64).reshape(m, 3)
+    x = np.ones(3)
+    encoded = code.encode_operands(A, x)
+    parts = code.n // getattr(code, "r", 1)
+    rows = -(-m // parts)
+    padded = np.zeros((parts * rows, 3))
+    padded[:m] = A
+    for i, left in enumerate(encoded.lefts):
+        block = i % parts
+        assert not left.flags.writeable
+        np.testing.assert_array_equal(left, padded[block * rows : (block + 1) * rows])
+        # a block inside A is a view of A; a padded one is a copy
+        assert np.shares_memory(left, A) == ((block + 1) * rows <= m)
+    assert A.flags.writeable
+    results = {i: code.multiply(encoded.lefts[i], x) for i in range(code.n)}
+    np.testing.assert_array_equal(code.decode_results(encoded, results), A @ x)
+    assert not np.shares_memory(code.decode_results(encoded, results), A)
