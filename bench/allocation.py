@@ -32,29 +32,14 @@ Writes bench/results/allocation.json.
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
 import os
 import platform
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from _harness import import_project, write_results
 
-
-def _import_packages():
-    """Import the project's packages, not bench/*.py namesakes."""
-    here = Path(__file__).resolve().parent
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
-    for name in ("allocation", "theory"):
-        sys.modules.pop(name, None)
-    return tuple(
-        importlib.import_module(name) for name in ("allocation", "theory", "coded")
-    )
-
-
-allocation, theory, coded = _import_packages()
+allocation, theory, coded = import_project("allocation", "theory", "coded")
 Allocation = allocation.Allocation
 GroupProfile, WorkerProfile = theory.GroupProfile, theory.WorkerProfile
 solve_bpcc, solve_hcmm = allocation.solve_bpcc, allocation.solve_hcmm
@@ -366,8 +351,6 @@ def main() -> None:
     print("\ntargets (predicted E[T]; measured on the emulated profiles):")
     for label, value in checks.items():
         print(f"  {label}: {value:.4f}")
-    out = Path(__file__).parent / "results" / "allocation.json"
-    out.parent.mkdir(exist_ok=True)
     payload = {
         "params": {
             "trials": trials,
@@ -386,8 +369,8 @@ def main() -> None:
         "profiles": report,
         "targets": checks,
     }
-    out.write_text(json.dumps(payload, indent=2))
-    print(f"\nwrote {out}")
+    print()
+    write_results("allocation", payload)
 
 
 if __name__ == "__main__":

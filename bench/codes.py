@@ -23,15 +23,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
-import statistics
-import time
 import warnings
 from functools import partial
-from pathlib import Path
 
 import numpy as np
+from _harness import median_time, write_results
 
 from coded._modular import matmul_mod
 from coded.codes import MDSCode, PolynomialCode
@@ -39,18 +36,8 @@ from coded.codes._fields import inverse_mod
 from coded.codes._generators import subset_condition_numbers
 from coded.errors import IllConditionedWarning
 
-RESULTS = Path(__file__).resolve().parent / "results" / "codes.json"
 P = 65_537
 SNR_DB = 80.0
-
-
-def _median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def bench_decode(ns, repeats, rows, d, rng, c=8):
@@ -68,8 +55,8 @@ def bench_decode(ns, repeats, rows, d, rng, c=8):
             enc = code.encode_operands(np.zeros((k * rows, 1)), np.zeros((1, c)))
             survivors = range(n - k, n)  # the systematic workers are lost
             results = {i: rng.standard_normal((rows, c)) for i in survivors}
-            worker = _median_time(partial(code.multiply, left, right), repeats)
-            decode = _median_time(partial(code.decode_results, enc, results), repeats)
+            worker = median_time(partial(code.multiply, left, right), repeats)
+            decode = median_time(partial(code.decode_results, enc, results), repeats)
             out.append(
                 {
                     "n": n,
@@ -117,14 +104,12 @@ def bench_gf(ns, repeats, rows, d, rng):
         ours = partial(_gf_ours, code, Af, xf, survivors)
         reference = partial(_gf_galois, Gf, Af, xf, survivors)
         assert np.array_equal(ours(), reference().reshape(k * rows, 4))
-        t_ours = _median_time(ours, repeats)
-        t_ref = _median_time(reference, repeats)
+        t_ours = median_time(ours, repeats)
+        t_ref = median_time(reference, repeats)
         # decode-only comparison: the k x k solve applied to the results
         R = matmul_mod(G[survivors], rng.integers(0, P, (k, rows * 4)), P)
-        t_inv = _median_time(partial(_solve_ours, G[survivors], R), repeats)
-        t_inv_ref = _median_time(
-            partial(np.linalg.solve, Gf[survivors], GF(R)), repeats
-        )
+        t_inv = median_time(partial(_solve_ours, G[survivors], R), repeats)
+        t_inv_ref = median_time(partial(np.linalg.solve, Gf[survivors], GF(R)), repeats)
         out.append(
             {
                 "n": n,
@@ -255,7 +240,6 @@ def main() -> None:
             "error_percent_random_set",
         ],
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "parameters": {
             "seed": args.seed,
@@ -270,8 +254,7 @@ def main() -> None:
         "gf": gf,
         "stability": stability,
     }
-    RESULTS.write_text(json.dumps(payload, indent=1))
-    print(f"wrote {RESULTS}")
+    write_results("codes", payload, indent=1)
 
 
 if __name__ == "__main__":

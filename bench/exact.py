@@ -19,15 +19,14 @@ compares ours on that same shape.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
 import time
-from pathlib import Path
 
 import galois
 import numpy as np
+from _harness import median_time, write_results
 
 from coded._modular import matmul_mod, modular_plan
 from coded.codes import MDSCode
@@ -35,15 +34,6 @@ from coded.codes._exact import ExactCode
 
 SEED = 20_261_202
 PRIMES = {"65537": 65_537, "2^21-9": 2**21 - 9, "2^31-1": 2**31 - 1}
-
-
-def median_time(func, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def paired_times(funcs: dict, repeats: int) -> dict:
@@ -210,11 +200,7 @@ def main() -> None:
         "coded": coded,
         "targets_met": targets,
     }
-    name = "exact_quick.json" if args.quick else "exact.json"
-    out = Path(__file__).parent / "results" / name
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
-    print(f"wrote {out}")
+    write_results("exact_quick" if args.quick else "exact", result)
 
 
 if __name__ == "__main__":

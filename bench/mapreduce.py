@@ -12,16 +12,13 @@ sorted per partition. JSON goes to bench/results/mapreduce.json.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
-import sys
 import time
-from pathlib import Path
 
-# this script is named like the package: drop its own directory from the path
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+from _harness import import_project, write_results
+
+import_project("mapreduce")  # this script is named like the package
 
 import dask  # noqa: E402
 import dask.bag as db  # noqa: E402
@@ -162,22 +159,17 @@ def main() -> None:
             f"{row.get('shuffle_seconds', float('nan')):>9.3f} "
             f"{row['total_seconds']:>8.3f} {row['speedup_vs_bag']:>7.2f}"
         )
-    out = Path(__file__).parent / "results" / "mapreduce.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "seed": SEED,
-                "records": n_records,
-                "repeats": repeats,
-                "processes": not args.threads,
-                "machine": platform.platform(),
-                "rows": rows,
-            },
-            indent=2,
-        )
+    write_results(
+        "mapreduce",
+        {
+            "seed": SEED,
+            "records": n_records,
+            "repeats": repeats,
+            "processes": not args.threads,
+            "machine": platform.platform(),
+            "rows": rows,
+        },
     )
-    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -13,39 +13,16 @@ Usage: ``python bench/theory.py [--quick] [--repeats R]``; prints tables and wri
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
 import os
 import platform
-import statistics
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
+from _harness import import_project, median_time, write_results
 
-
-def _import_theory():
-    """Import the `theory` package, not this script (which is also theory.py)."""
-    here = Path(__file__).resolve().parent
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
-    sys.modules.pop("theory", None)
-    return importlib.import_module("theory")
-
-
-theory = _import_theory()
+(theory,) = import_project("theory")
 SEED = 20_180_301
 THROUGHPUT_TARGET = 1e7
 SOLVE_TARGET_S = 0.05
-
-
-def median_time(func, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def bench_simulators(worker_trials: int, repeats: int) -> list[dict]:
@@ -243,10 +220,7 @@ def main() -> None:
         "allocation_solvers_missing": missing,
         "targets": targets,
     }
-    out = Path(__file__).parent / "results" / "theory.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-    print(f"wrote {out}")
+    write_results("theory", results)
 
 
 if __name__ == "__main__":
