@@ -42,10 +42,12 @@ def median_time(func: Callable[[], object], repeats: int) -> float:
     return statistics.median(times)
 
 
-def write_results(name: str, payload: object, *, indent: int = 2) -> Path:
-    """Write `payload` to bench/results/<name>.json and return the path."""
+def write_results(
+    name: str, payload: object, *, quick: bool = False, indent: int = 2
+) -> Path:
+    """Write `payload` to bench/results/<name>[_quick].json and return the path."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"{name}.json"
+    out = RESULTS / f"{name}{'_quick' if quick else ''}.json"
     out.write_text(json.dumps(payload, indent=indent, default=str))
     print(f"wrote {out}")
     return out

@@ -370,7 +370,7 @@ def main() -> None:
         "targets": checks,
     }
     print()
-    write_results("allocation", payload)
+    write_results("allocation", payload, quick=args.quick)
 
 
 if __name__ == "__main__":

@@ -254,7 +254,7 @@ def main() -> None:
         "gf": gf,
         "stability": stability,
     }
-    write_results("codes", payload, indent=1)
+    write_results("codes", payload, quick=args.quick, indent=1)
 
 
 if __name__ == "__main__":

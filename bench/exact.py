@@ -200,7 +200,7 @@ def main() -> None:
         "coded": coded,
         "targets_met": targets,
     }
-    write_results("exact_quick" if args.quick else "exact", result)
+    write_results("exact", result, quick=args.quick)
 
 
 if __name__ == "__main__":

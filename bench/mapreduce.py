@@ -169,6 +169,7 @@ def main() -> None:
             "machine": platform.platform(),
             "rows": rows,
         },
+        quick=args.quick,
     )
 
 

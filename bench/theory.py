@@ -220,7 +220,7 @@ def main() -> None:
         "allocation_solvers_missing": missing,
         "targets": targets,
     }
-    write_results("theory", results)
+    write_results("theory", results, quick=args.quick)
 
 
 if __name__ == "__main__":
