@@ -29,6 +29,8 @@ _EXPORTS: dict[str, str] = {
     "Piece": "coded.codes",
     "LocalCodedCluster": "coded.runtime",
     "MatmulResult": "coded._api",
+    "PlacedOperand": "coded._placed",
+    "place_operand": "coded._placed",
     "Stragglers": "coded._injection",
     "coded_matmul": "coded._api",
     "profile_workers": "coded.runtime",

@@ -265,8 +265,11 @@ def coded_matmul(
 
     Parameters
     ----------
-    A : array_like, shape (m, d)
-        Left operand (real, or integers when `field` is given).
+    A : array_like, shape (m, d), or PlacedOperand
+        Left operand (real, or integers when `field` is given), or A encoded and
+        placed once by :func:`coded.place_operand`: then only B is shipped, and
+        `scheme`, `n`, `k`, `r`, `field`, `allocation` and `address` must be left
+        at their defaults (`client`: None or the handle's).
     B : array_like, shape (d,) or (d, c)
         Right operand; a vector gives a vector.
     scheme : {"mds", "polynomial", "replication", "uncoded", "speculative"} or Code
@@ -349,7 +352,7 @@ def coded_matmul(
     >>> np.allclose(result.product, A @ np.ones(3)), result.k
     (True, 2)
     """
-    from coded.runtime import BackupPolicy, client_for_call, execute, worker_addresses
+    from coded.runtime import client_for_call, worker_addresses
 
     name = _resolve_scheme(scheme, n, k)
     if n is not None:
@@ -361,6 +364,17 @@ def coded_matmul(
         raise TypeError(
             "`stragglers` must be a coded.Stragglers or None, got "
             f"{type(stragglers).__name__}."
+        )
+    if _is_placed(A):
+        fixed = {"scheme": scheme, "n": n, "k": k, "r": r, "field": field}
+        return _matmul_placed(
+            A,
+            B,
+            fixed={**fixed, "allocation": allocation, "address": address},
+            client=client,
+            stragglers=stragglers,
+            rng=rng,
+            timeout=timeout,
         )
     _check_operands(A, B)
     code: Code | None = scheme if isinstance(scheme, Code) else None
@@ -375,25 +389,74 @@ def coded_matmul(
         n = len(addresses)
         if code is None:
             code = _build_code(name, n, k, r, field, np.ndim(B) == 1)
-        faults = None if stragglers is None else stragglers.sample(n, rng=rng)
         encode_began = time.perf_counter()
         encoded = code.encode_operands(A, B)
         encode_seconds = time.perf_counter() - encode_began
         if batches is None:
             batches = [[(0, int(np.shape(left)[0]))] for left in encoded.lefts]
-        weights = [_column_share(encoded.right(i), B) for i in range(n)]
-        run = execute(
+        return run_encoded(
             own,
             code,
             encoded,
+            B,
+            name=name,
             addresses=addresses,
             batches=batches,
-            faults=faults,
+            began=began,
+            encode_seconds=encode_seconds,
+            stragglers=stragglers,
+            rng=rng,
             timeout=timeout,
-            policy=BackupPolicy() if name == "speculative" else None,
-            row_weights=weights,
         )
-        total = time.perf_counter() - began
+
+
+def _is_placed(A: Any) -> bool:
+    from coded._placed import PlacedOperand
+
+    return isinstance(A, PlacedOperand)
+
+
+def _matmul_placed(A: Any, B: Any, **kwargs: Any) -> MatmulResult:
+    from coded._placed import matmul_placed
+
+    return matmul_placed(A, B, **kwargs)
+
+
+def run_encoded(
+    client: Client,
+    code: Code,
+    encoded: Any,
+    B: Any,
+    *,
+    name: str,
+    addresses: list[str],
+    batches: Any,
+    began: float,
+    encode_seconds: float,
+    stragglers: Stragglers | None,
+    rng: RngLike,
+    timeout: float,
+    placed_lefts: Any = None,
+) -> MatmulResult:
+    """Run encoded operands on `addresses`, decode, and record the call."""
+    from coded.runtime import BackupPolicy, execute
+
+    n = len(addresses)
+    faults = None if stragglers is None else stragglers.sample(n, rng=rng)
+    weights = [_column_share(encoded.right(i), B) for i in range(n)]
+    run = execute(
+        client,
+        code,
+        encoded,
+        addresses=addresses,
+        batches=batches,
+        faults=faults,
+        timeout=timeout,
+        policy=BackupPolicy() if name == "speculative" else None,
+        row_weights=weights,
+        placed_lefts=placed_lefts,
+    )
+    total = time.perf_counter() - began
     stages = {"encode": encode_seconds, **run.stage_seconds, "total": total}
     return MatmulResult(
         product=run.product,

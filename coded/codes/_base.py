@@ -120,6 +120,31 @@ class Code(ABC):
     def encode_operands(self, A: Any, B: Any) -> EncodedOperands:
         """Encode ``A @ B`` into per-worker operands (validated, pure)."""
 
+    def encode_right(self, encoded: EncodedOperands, B: Any) -> EncodedOperands:
+        """Encode a new B against the encoded A of `encoded` (row codes only).
+
+        Parameters
+        ----------
+        encoded : EncodedOperands
+            What :meth:`encode_operands` returned.
+        B : array_like
+            The new right operand.
+
+        Returns
+        -------
+        EncodedOperands
+
+        Raises
+        ------
+        ValueError
+            Always here: this code cannot reuse an encoded A (row codes of
+            ``coded.codes`` override this).
+        """
+        raise ValueError(
+            f"{type(self).__name__} cannot reuse an encoded A: only the row codes "
+            "(MDS, replication, uncoded, row-MDS) encode A alone."
+        )
+
     @abstractmethod
     def decoder(self, encoded: EncodedOperands) -> Decoder:
         """Return a fresh incremental decoder for `encoded`."""

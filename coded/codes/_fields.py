@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -121,6 +121,7 @@ class Operands:
     B: np.ndarray
     is_vector: bool
     output: Output
+    a_bound: int = 0  # d * max|A| for signed integers over GF(p), else 0
 
 
 def _as_residues(value: Any, name: str, p: int, ndim: tuple[int, ...]) -> np.ndarray:
@@ -195,9 +196,37 @@ def prepare_operands(A: Any, B: Any, p: int | None) -> Operands:
         output = "signed"
     ops = _chained(A_, B_, output)
     if output == "signed":
-        _check_exact_bound(A_, B_, p)
-        return _chained(np.mod(A_, p), np.mod(B_, p), output)
+        a_bound = A_.shape[1] * int(np.abs(A_).max())
+        _check_exact_bound(a_bound, B_, p)
+        ops = _chained(np.mod(A_, p), np.mod(B_, p), output)
+        return replace(ops, a_bound=a_bound)
     return ops
+
+
+def prepare_right(
+    B: Any, p: int | None, output: Output, d: int, a_bound: int
+) -> np.ndarray:
+    """Validate a new right operand ``(d, c)`` or ``(d,)`` against an encoded A.
+
+    `output` and `a_bound` are those of A's encoding: B must have the same
+    semantics (reals, field elements, signed integers or residues).
+    """
+    if output == "real":
+        B_ = _real_array(B, "B", (1, 2))
+    elif output == "signed":
+        B_ = _integer_array(B, "B", (1, 2))
+    else:
+        B_ = _as_residues(B, "B", p, (1, 2))
+    _check_nonempty(B_, "B")
+    if B_.shape[0] != d:
+        raise ValueError(
+            f"`B` must have {d} rows to match the encoded A (d={d}), got "
+            f"B.shape={B_.shape}."
+        )
+    if output == "signed":
+        _check_exact_bound(a_bound, B_, p)
+        return np.mod(B_, p)
+    return B_
 
 
 def prepare_residues(A: Any, B: Any, p: int) -> Operands:
@@ -221,9 +250,9 @@ def _chained(A: np.ndarray, B: np.ndarray, output: Output) -> Operands:
     return Operands(A=A, B=B, is_vector=B.ndim == 1, output=output)
 
 
-def _check_exact_bound(A: np.ndarray, B: np.ndarray, p: int) -> None:
-    """Raise unless ``2 * d * max|A| * max|B| < p`` (exact signed recovery)."""
-    bound = A.shape[1] * int(np.abs(A).max()) * int(np.abs(B).max())
+def _check_exact_bound(a_bound: int, B: np.ndarray, p: int) -> None:
+    """Raise unless ``2 * a_bound * max|B| < p``, ``a_bound = d max|A|`` (exact)."""
+    bound = a_bound * int(np.abs(B).max())
     if 2 * bound >= p:
         raise ValueError(
             "exact integer results need 2 * max|C| < p; the inputs only guarantee "

@@ -73,7 +73,13 @@ class BlockCode(UnitCode):
         rows = -(-m // self._G.shape[1])
         c = 1 if ops.is_vector else ops.B.shape[1]
         context = UnitContext(
-            m=m, c=c, rows=rows, width=c, is_vector=ops.is_vector, output=ops.output
+            m=m,
+            c=c,
+            rows=rows,
+            width=c,
+            is_vector=ops.is_vector,
+            output=ops.output,
+            a_bound=ops.a_bound,
         )
         return EncodedOperands(
             lefts=self._encode_workers(ops.A, rows),
@@ -396,7 +402,13 @@ class RowMDSCode(UnitCode):
         self._check_rows(ops.A)
         c = 1 if ops.is_vector else ops.B.shape[1]
         context = UnitContext(
-            m=self.m, c=c, rows=1, width=c, is_vector=ops.is_vector, output=ops.output
+            m=self.m,
+            c=c,
+            rows=1,
+            width=c,
+            is_vector=ops.is_vector,
+            output=ops.output,
+            a_bound=ops.a_bound,
         )
         return EncodedOperands(
             lefts=self._encode_workers(ops.A, 1),

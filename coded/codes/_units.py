@@ -27,6 +27,7 @@ arrival pattern are decoded together by one solve.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping
@@ -93,6 +94,9 @@ class UnitContext:
         Whether B was a vector (the product is then returned 1-D).
     output : {"real", "field", "signed", "residue"}
         How decoded residues are returned (see ``coded.codes._fields``).
+    a_bound : int
+        ``d max|A|`` for signed integers over GF(p) (bounds a new B in
+        :meth:`UnitCode.encode_right`), else 0.
     """
 
     m: int
@@ -101,6 +105,7 @@ class UnitContext:
     width: int
     is_vector: bool
     output: fields.Output
+    a_bound: int = 0
 
 
 class UnitCode(Code):
@@ -257,6 +262,64 @@ class UnitCode(Code):
                 "reals (field=None)."
             )
         return self._encode(fields.prepare_residues(A, B, self._p))
+
+    def encode_right(self, encoded: EncodedOperands, B: Any) -> EncodedOperands:
+        """Encode a new right operand B against an already encoded A (row codes).
+
+        A row code encodes only A and shares B, so ``A @ B`` for many B needs A
+        encoded once: the result keeps the (same) ``lefts`` of `encoded` and
+        holds the new B and the context of the new product.
+
+        Parameters
+        ----------
+        encoded : EncodedOperands
+            What :meth:`encode_operands` (or :meth:`encode_right`) of this code
+            returned; its B is ignored.
+        B : array_like, shape (d, c) or (d,)
+            The new right operand, with the semantics of A's encoding (reals,
+            field elements or signed integers over GF(p)).
+
+        Returns
+        -------
+        EncodedOperands
+            As :meth:`encode_operands` would return for ``(A, B)``.
+
+        Raises
+        ------
+        ValueError
+            For a two-sided code (polynomial: it encodes B too), or if B does not
+            chain with A, is empty or breaks the exactness bound.
+        TypeError
+            If `encoded` is not this kind of code's, or B's type does not match.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from coded.codes import MDSCode
+        >>> code, A = MDSCode(3, 2), np.arange(6.0).reshape(3, 2)
+        >>> encoded = code.encode_right(code.encode_operands(A, np.zeros(2)), [1, 1])
+        >>> results = {i: encoded.lefts[i] @ encoded.right(i) for i in (0, 2)}
+        >>> np.round(code.decode_results(encoded, results), 9).tolist()
+        [1.0, 5.0, 9.0]
+        """
+        self.decoder(encoded)  # checks the type of `encoded`
+        if encoded.rights is not None:
+            raise ValueError(
+                f"{type(self).__name__} encodes B together with A (a two-sided "
+                "code): it cannot reuse an encoded A; use a row code (MDS, "
+                "replication, uncoded, row-MDS)."
+            )
+        context = encoded.context
+        d = int(np.shape(encoded.lefts[0])[1])
+        B_ = fields.prepare_right(B, self._p, context.output, d, context.a_bound)
+        c = 1 if B_.ndim == 1 else B_.shape[1]
+        B_ = B_.view()
+        B_.setflags(write=False)
+        return dataclasses.replace(
+            encoded,
+            shared_right=B_,
+            context=dataclasses.replace(context, c=c, width=c, is_vector=B_.ndim == 1),
+        )
 
     def _usable(self, received: np.ndarray) -> np.ndarray:
         """Per source row: distinct sources covered + non-unit units received."""

@@ -27,7 +27,14 @@ from coded.codes import Code, EncodedOperands
 from coded.errors import NotEnoughResultsError
 from coded.runtime._worker import TaskOutput, run_batch, signal_cancel
 
-__all__ = ["BackupPolicy", "Execution", "execute", "forget", "new_call_id"]
+__all__ = [
+    "BackupPolicy",
+    "Execution",
+    "execute",
+    "forget",
+    "new_call_id",
+    "scatter_to_workers",
+]
 
 _LIVENESS_SECONDS = 0.25
 _IDLE_POLL_SECONDS = 0.25
@@ -125,6 +132,25 @@ def forget(client: Client, futures: Sequence[Future]) -> set[str]:
     return set(client.run_on_scheduler(_await_forgotten, keys=keys))
 
 
+def scatter_to_workers(
+    client: Client, per_worker: Sequence[dict[str, Any]], addresses: Sequence[str]
+) -> dict[str, Future]:
+    """Scatter ``per_worker[i]`` (key -> data) to ``addresses[i]``, all at once."""
+
+    async def scatter_all() -> list[dict[str, Future]]:
+        return await asyncio.gather(
+            *(
+                client.scatter(data, workers=[address], asynchronous=True)
+                for data, address in zip(per_worker, addresses, strict=True)
+            )
+        )
+
+    placed: dict[str, Future] = {}
+    for futures in client.sync(scatter_all):
+        placed.update(futures)
+    return placed
+
+
 class _Run:
     """The mutable state of one call (client side); `execute` drives it."""
 
@@ -137,8 +163,11 @@ class _Run:
         faults: FaultPlan | None,
         call_id: str,
         row_weights: Sequence[float],
+        placed_lefts: Sequence[Future] | None = None,
     ) -> None:
         self.client, self.code, self.encoded = client, code, encoded
+        self.placed_lefts = None if placed_lefts is None else list(placed_lefts)
+        self.lefts: list[Future] = []
         self.addresses, self.faults, self.call_id = list(addresses), faults, call_id
         self.n = len(addresses)
         self.row_weights = list(row_weights)
@@ -158,26 +187,21 @@ class _Run:
         return "-".join(["coded", self.call_id, *map(str, parts)])
 
     def place(self) -> None:
-        """Scatter each worker's operands to it (one scatter per worker, at once)."""
-        client = self.client
+        """Scatter each worker's operands to it (one scatter per worker, at once).
 
-        async def scatter_all() -> list[dict[str, Future]]:
-            return await asyncio.gather(
-                *(
-                    client.scatter(
-                        {
-                            self._key("left", i): self.encoded.lefts[i],
-                            self._key("right", i): self.encoded.right(i),
-                        },
-                        workers=[address],
-                        asynchronous=True,
-                    )
-                    for i, address in enumerate(self.addresses)
-                )
-            )
-
-        for placed in client.sync(scatter_all):
-            self.data.update(placed)
+        With placed lefts only the right operands are shipped.
+        """
+        per_worker = [
+            {self._key("right", i): self.encoded.right(i)} for i in range(self.n)
+        ]
+        if self.placed_lefts is None:
+            for i, data in enumerate(per_worker):
+                data[self._key("left", i)] = self.encoded.lefts[i]
+        self.data.update(scatter_to_workers(self.client, per_worker, self.addresses))
+        self.lefts = list(
+            self.placed_lefts
+            or (self.data[self._key("left", i)] for i in range(self.n))
+        )
 
     def _fault(self, task: _Task, host: int) -> TaskFault:
         if self.faults is None:
@@ -191,7 +215,7 @@ class _Run:
         right_owner = task.worker if self.encoded.rights is not None else host
         future = self.client.submit(
             run_batch,
-            self.data[self._key("left", task.worker)],
+            self.lefts[task.worker],
             self.data[self._key("right", right_owner)],
             multiply=self.code.multiply,
             worker=task.worker,
@@ -349,6 +373,7 @@ def execute(
     timeout: float = 60.0,
     policy: BackupPolicy | None = None,
     row_weights: Sequence[float] | None = None,
+    placed_lefts: Sequence[Future] | None = None,
 ) -> Execution:
     """Run one coded product on the cluster and decode it as early as possible.
 
@@ -375,6 +400,10 @@ def execute(
         product (the fraction of B's columns its right operand holds; default 1).
         A task of ``r`` rows gets the injected duration of ``r * row_weights[i]``
         rows.
+    placed_lefts : sequence of Future, optional
+        ``encoded.lefts`` already on their workers (one future per worker, from
+        :func:`coded.place_operand`): only the right operands are shipped, and
+        the call never releases these.
 
     Returns
     -------
@@ -386,7 +415,16 @@ def execute(
         As soon as no decodable set can still arrive, at the latest at `timeout`.
     """
     weights = [1.0] * len(addresses) if row_weights is None else row_weights
-    run = _Run(client, code, encoded, addresses, faults, new_call_id(), weights)
+    run = _Run(
+        client,
+        code,
+        encoded,
+        addresses,
+        faults,
+        new_call_id(),
+        weights,
+        placed_lefts=placed_lefts,
+    )
     stages: dict[str, float] = {}
     try:
         began = time.perf_counter()

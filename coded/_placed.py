@@ -1,0 +1,271 @@
+"""Encode once, multiply many: A encoded and placed on the workers for many B.
+
+:func:`place_operand` encodes A with a row code and scatters each worker's coded
+rows to it once; ``coded_matmul(placed, B)`` then encodes only B against A's
+encoding (``Code.encode_right``) and runs the same plan -> run -> decode path as a
+one-shot call, with the placed futures as the workers' left operands.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from coded._api import (
+    MatmulResult,
+    _allocation_plan,
+    _build_code,
+    _resolve_scheme,
+    run_encoded,
+)
+from coded._validation import check_finite_matrix, check_int, check_k_of_n
+from coded.codes import Code, EncodedOperands
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from allocation import Allocation
+
+__all__ = ["PlacedOperand", "place_operand"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class PlacedOperand:
+    """A left operand encoded once and held on the workers (see `place_operand`).
+
+    Pass it as ``A`` to :func:`coded.coded_matmul` for every new B; release it
+    with :meth:`release` (or use it as a context manager) when done.
+
+    Parameters
+    ----------
+    code : Code
+        The row code A was encoded with.
+    encoded : EncodedOperands
+        A's encoding (``lefts`` and the decoding context; its B is a placeholder).
+    scheme : str
+        The scheme's name, as in :class:`coded.MatmulResult`.
+    addresses : tuple of str
+        The Dask worker holding each code worker's coded rows.
+    batches : tuple of tuple of (int, int)
+        Row ranges of each worker's batch chain.
+    client : distributed.Client
+        The client A was placed with (calls must use it).
+    placement_id : str
+        Identifier in every Dask key of the placement (``coded-<id>-left-<i>``).
+    stage_seconds : mapping of str to float
+        Seconds spent once: ``encode`` (A) and ``place`` (scatter of the shares).
+    """
+
+    code: Code
+    encoded: EncodedOperands
+    scheme: str
+    addresses: tuple[str, ...]
+    batches: tuple[tuple[tuple[int, int], ...], ...]
+    client: Client
+    placement_id: str
+    stage_seconds: Mapping[str, float]
+    _futures: list[Any]
+
+    def __post_init__(self) -> None:
+        stages = MappingProxyType(dict(self.stage_seconds))
+        object.__setattr__(self, "stage_seconds", stages)
+
+    @property
+    def n(self) -> int:
+        """Number of code workers."""
+        return len(self.addresses)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(m, d)``: the shape of A."""
+        context = self.encoded.context
+        return int(context.m), int(np.shape(self.encoded.lefts[0])[1])
+
+    @property
+    def futures(self) -> tuple[Any, ...]:
+        """The per-worker futures of the coded shares (empty once released)."""
+        return tuple(self._futures)
+
+    @property
+    def is_released(self) -> bool:
+        """Whether :meth:`release` has run."""
+        return not self._futures
+
+    def release(self) -> None:
+        """Drop the coded shares from the cluster (idempotent).
+
+        Returns once the scheduler holds none of the placement's keys.
+        """
+        from coded.runtime._executor import forget
+
+        if self._futures and self.client.status == "running":
+            forget(self.client, self._futures)
+        self._futures.clear()
+
+    def __repr__(self) -> str:
+        return (
+            f"PlacedOperand(scheme={self.scheme!r}, n={self.n}, shape={self.shape}, "
+            f"placement_id={self.placement_id!r}, released={self.is_released})"
+        )
+
+    def __enter__(self) -> PlacedOperand:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+def place_operand(
+    A: Any,
+    *,
+    client: Client,
+    scheme: str | Code = "mds",
+    n: int | None = None,
+    k: int | None = None,
+    r: int | None = None,
+    field: Any = None,
+    allocation: Allocation | None = None,
+) -> PlacedOperand:
+    """Encode A once with a row code and place its coded shares on the workers.
+
+    Parameters
+    ----------
+    A : array_like, shape (m, d)
+        Left operand (real, or integers / a galois FieldArray with `field`).
+    client : distributed.Client
+        A running client; the handle is valid while it runs.
+    scheme : {"mds", "replication", "uncoded", "speculative"} or Code
+        A row code (as in :func:`coded.coded_matmul`); ``"polynomial"`` and
+        ``field="exact"`` encode B with A and are rejected.
+    n, k, r, field, allocation
+        As in :func:`coded.coded_matmul`.
+
+    Returns
+    -------
+    PlacedOperand
+        Pass it as ``A`` to :func:`coded.coded_matmul`; release it when done.
+
+    Raises
+    ------
+    ValueError
+        A two-sided code (polynomial, exact), bad `n`/`k`/`r`, a closed client.
+    TypeError
+        `client` is not a ``distributed.Client``, A has the wrong type.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coded import LocalCodedCluster, coded_matmul, place_operand
+    >>> A = np.arange(12.0).reshape(4, 3)
+    >>> with LocalCodedCluster(n_workers=3) as cluster:
+    ...     with place_operand(A, k=2, client=cluster.client) as placed:
+    ...         products = [coded_matmul(placed, np.full(3, c)).product
+    ...                     for c in (1.0, 2.0)]
+    >>> [np.round(p, 9).tolist() for p in products]
+    [[3.0, 12.0, 21.0, 30.0], [6.0, 24.0, 42.0, 60.0]]
+    """
+    from coded.runtime import check_client, worker_addresses
+    from coded.runtime._executor import new_call_id, scatter_to_workers
+
+    client = check_client(client)
+    name = _resolve_scheme(scheme, n, k)
+    if n is not None:
+        n = check_int(n, "n", min_value=1)
+        if k is not None:
+            check_k_of_n(k, n)
+    A_shape = check_finite_matrix(A, "A", ndim=2).shape
+    code: Code | None = scheme if isinstance(scheme, Code) else None
+    batches = None
+    if allocation is not None:
+        code, batches = _allocation_plan(allocation, name, n, k, r, A, field)
+        name = f"allocation ({allocation.solver})"
+    addresses = worker_addresses(client, n or (None if code is None else code.n))
+    if code is None:
+        code = _build_code(name, len(addresses), k, r, field, True)
+    began = time.perf_counter()
+    placeholder = np.zeros(A_shape[1], dtype=np.float64 if field is None else int)
+    encoded = code.encode_operands(A, placeholder)
+    code.encode_right(encoded, placeholder)  # a row code? (raises otherwise)
+    encode_seconds = time.perf_counter() - began
+    if batches is None:
+        batches = [[(0, int(np.shape(left)[0]))] for left in encoded.lefts]
+    placement_id = new_call_id()
+    keys = [f"coded-{placement_id}-left-{i}" for i in range(len(addresses))]
+    began = time.perf_counter()
+    placed = scatter_to_workers(
+        client,
+        [{key: left} for key, left in zip(keys, encoded.lefts, strict=True)],
+        addresses,
+    )
+    return PlacedOperand(
+        code=code,
+        encoded=encoded,
+        scheme=name,
+        addresses=tuple(addresses),
+        batches=tuple(tuple(chain) for chain in batches),
+        client=client,
+        placement_id=placement_id,
+        stage_seconds={
+            "encode": encode_seconds,
+            "place": time.perf_counter() - began,
+        },
+        _futures=[placed[key] for key in keys],
+    )
+
+
+def matmul_placed(
+    A: PlacedOperand,
+    B: Any,
+    *,
+    fixed: Mapping[str, Any],
+    client: Client | None,
+    stragglers: Any,
+    rng: Any,
+    timeout: float,
+) -> MatmulResult:
+    """``coded_matmul(A, B)`` for a placed A: encode B alone, run, decode."""
+    from coded.runtime import check_client
+
+    if A.is_released:
+        raise ValueError(
+            f"`A` (placement {A.placement_id}) was released; place it again."
+        )
+    given = {
+        name: value
+        for name, value in fixed.items()
+        if value is not None and not (name == "scheme" and value in ("mds", A.scheme))
+    }
+    if given:
+        raise ValueError(
+            "`A` is a PlacedOperand: scheme, n, k, r, field, allocation and "
+            f"address were fixed by place_operand, got {given}."
+        )
+    if client is not None and client is not A.client:
+        raise ValueError(
+            "`client` must be the client `A` was placed with (or None), got "
+            f"{client!r}."
+        )
+    own = check_client(A.client)
+    began = time.perf_counter()
+    encoded = A.code.encode_right(A.encoded, B)
+    encode_seconds = time.perf_counter() - began
+    return run_encoded(
+        own,
+        A.code,
+        encoded,
+        B,
+        name=A.scheme,
+        addresses=list(A.addresses),
+        batches=A.batches,
+        began=began,
+        encode_seconds=encode_seconds,
+        stragglers=stragglers,
+        rng=rng,
+        timeout=timeout,
+        placed_lefts=A.futures,
+    )
