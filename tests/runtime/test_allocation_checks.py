@@ -133,9 +133,13 @@ def test_decodes_from_partial_batches_while_slow_workers_block(client, field):
         # batches never started (0: two, 1: one) and the four blocked tasks
         assert result.cancelled_tasks >= 5
         assert scheduler_keys(client, result.call_id) == []
-        blocked = [addresses[i] for i in allowed]
-        executing = client.run(_executing_count, workers=blocked)
-        assert all(count == 1 for count in executing.values())
+        # 4 and 5 block in their only batch, which started with the call; the
+        # next batch of 0 or 1 may have been cancelled before it started
+        executing = client.run(
+            _executing_count, workers=[addresses[i] for i in allowed]
+        )
+        assert all(count <= 1 for count in executing.values())
+        assert executing[addresses[4]] == executing[addresses[5]] == 1
     finally:
         event.set()
 
