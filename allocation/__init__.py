@@ -1,7 +1,8 @@
-"""allocation: worker profiles and load-allocation solvers.
+"""allocation: load-allocation solvers and worker-profile estimation.
 
 Uniform, load-balanced uncoded, HCMM, Kim et al. and BPCC; each returns a frozen
-allocation of integer rows (and batches) per worker. Needs only numpy, scipy and
+allocation of integer rows (and batches) per worker. ``estimate_profile`` fits
+shifted-exponential profiles to measured task times. Needs only numpy, scipy and
 ``theory``.
 """
 

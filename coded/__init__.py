@@ -1,8 +1,11 @@
 """coded: coded distributed computing on Dask.
 
-Codes (MDS over the reals and GF(p), polynomial, replication, uncoded), their
-decoders, and ``coded_matmul``, which runs a coded product on Dask workers and
-decodes from whichever finish first.
+Codes (MDS over the reals and GF(p), row MDS, polynomial, replication, uncoded,
+exact over CRT primes), their decoders, exact ``matmul_mod``, and ``coded_matmul``,
+which runs a coded product on Dask workers and decodes from whichever finish first
+(``place_operand`` encodes and places A once for many B; ``Stragglers`` injects
+delays and failures; ``LocalCodedCluster`` and ``profile_workers`` manage and
+measure the cluster).
 
 Public names are resolved lazily (PEP 562), so ``import coded`` loads neither galois
 nor distributed until a name that needs them is used.

@@ -1,8 +1,8 @@
 """The user API: ``coded_matmul`` and its frozen result.
 
 ``coded_matmul`` validates its inputs, builds the code, encodes (pure), hands the
-encoded operands to the Dask runtime (``coded.runtime``, imported only here, inside
-the function) and wraps what the runtime records in a :class:`MatmulResult`.
+encoded operands to the Dask runtime (``coded.runtime``, imported inside the
+functions that run) and wraps what the runtime records in a :class:`MatmulResult`.
 """
 
 from __future__ import annotations
@@ -245,6 +245,38 @@ def _resolve_scheme(scheme: object, n: int | None, k: int | None) -> str:
     return scheme
 
 
+def _resolve_workers(scheme: object, n: int | None, k: int | None) -> tuple[str, Any]:
+    """Return the scheme's name and the checked `n` (None if not given)."""
+    name = _resolve_scheme(scheme, n, k)
+    if n is not None:
+        n = check_int(n, "n", min_value=1)
+        if k is not None:
+            check_k_of_n(k, n)
+    return name, n
+
+
+def _given_code(
+    scheme: object,
+    name: str,
+    allocation: Any,
+    n: Any,
+    k: Any,
+    r: Any,
+    A: Any,
+    field: Any,
+) -> tuple[Code | None, Any, str]:
+    """Return the code and batches fixed by `scheme` or `allocation` (else None)."""
+    if allocation is None:
+        return (scheme if isinstance(scheme, Code) else None), None, name
+    code, batches = _allocation_plan(allocation, name, n, k, r, A, field)
+    return code, batches, f"allocation ({allocation.solver})"
+
+
+def _whole_batches(lefts: Any) -> list[list[tuple[int, int]]]:
+    """One batch per worker: all of its coded rows."""
+    return [[(0, int(np.shape(left)[0]))] for left in lefts]
+
+
 def coded_matmul(
     A: Any,
     B: Any,
@@ -354,11 +386,7 @@ def coded_matmul(
     """
     from coded.runtime import client_for_call, worker_addresses
 
-    name = _resolve_scheme(scheme, n, k)
-    if n is not None:
-        n = check_int(n, "n", min_value=1)
-        if k is not None:
-            check_k_of_n(k, n)
+    name, n = _resolve_workers(scheme, n, k)
     timeout = check_real(timeout, "timeout", min_value=0.0, strict_min=True)
     if stragglers is not None and not isinstance(stragglers, Stragglers):
         raise TypeError(
@@ -377,11 +405,7 @@ def coded_matmul(
             timeout=timeout,
         )
     _check_operands(A, B)
-    code: Code | None = scheme if isinstance(scheme, Code) else None
-    batches = None
-    if allocation is not None:
-        code, batches = _allocation_plan(allocation, name, n, k, r, A, field)
-        name = f"allocation ({allocation.solver})"
+    code, batches, name = _given_code(scheme, name, allocation, n, k, r, A, field)
     code_n = None if code is None else code.n
     with client_for_call(client, address, n or code_n or _EMBEDDED_WORKERS) as own:
         began = time.perf_counter()
@@ -393,7 +417,7 @@ def coded_matmul(
         encoded = code.encode_operands(A, B)
         encode_seconds = time.perf_counter() - encode_began
         if batches is None:
-            batches = [[(0, int(np.shape(left)[0]))] for left in encoded.lefts]
+            batches = _whole_batches(encoded.lefts)
         return run_encoded(
             own,
             code,

@@ -18,12 +18,13 @@ import numpy as np
 
 from coded._api import (
     MatmulResult,
-    _allocation_plan,
     _build_code,
-    _resolve_scheme,
+    _given_code,
+    _resolve_workers,
+    _whole_batches,
     run_encoded,
 )
-from coded._validation import check_finite_matrix, check_int, check_k_of_n
+from coded._validation import check_finite_matrix
 from coded.codes import Code, EncodedOperands
 
 if TYPE_CHECKING:
@@ -173,17 +174,9 @@ def place_operand(
     from coded.runtime._executor import new_call_id, scatter_to_workers
 
     client = check_client(client)
-    name = _resolve_scheme(scheme, n, k)
-    if n is not None:
-        n = check_int(n, "n", min_value=1)
-        if k is not None:
-            check_k_of_n(k, n)
+    name, n = _resolve_workers(scheme, n, k)
     A_shape = check_finite_matrix(A, "A", ndim=2).shape
-    code: Code | None = scheme if isinstance(scheme, Code) else None
-    batches = None
-    if allocation is not None:
-        code, batches = _allocation_plan(allocation, name, n, k, r, A, field)
-        name = f"allocation ({allocation.solver})"
+    code, batches, name = _given_code(scheme, name, allocation, n, k, r, A, field)
     addresses = worker_addresses(client, n or (None if code is None else code.n))
     if code is None:
         code = _build_code(name, len(addresses), k, r, field, True)
@@ -193,7 +186,7 @@ def place_operand(
     code.encode_right(encoded, placeholder)  # a row code? (raises otherwise)
     encode_seconds = time.perf_counter() - began
     if batches is None:
-        batches = [[(0, int(np.shape(left)[0]))] for left in encoded.lefts]
+        batches = _whole_batches(encoded.lefts)
     placement_id = new_call_id()
     keys = [f"coded-{placement_id}-left-{i}" for i in range(len(addresses))]
     began = time.perf_counter()

@@ -1,7 +1,8 @@
 """mapreduce: coded MapReduce (Li et al.) with coded shuffles.
 
 Placements (Li's r-subsets, the K = 3 heterogeneous optimum, Woolsey et al.'s
-hypercube, any user map), shuffle plans with their verifier, and ``run_mapreduce``.
+hypercube, any user map), shuffle plans with their verifier, ``run_mapreduce``
+and two example jobs (word count and TeraSort).
 Placements, plans and the verifier are pure; execution on Dask lives in
 ``coded.runtime`` and is imported only when a job runs.
 """

@@ -1,8 +1,11 @@
 """theory: closed-form bounds, exact expectations and a Monte Carlo simulator.
 
 Models (theory.md section 1), Lee et al.'s homogeneous latencies (section 2),
-heterogeneous allocations (HCMM, Kim et al., BPCC; section 4), coded MapReduce loads
-(section 5) and the simulator (section 6). Needs only numpy and scipy.
+recovery thresholds of MDS, polynomial, MatDot and entangled codes (section 3),
+heterogeneous allocations (HCMM, Kim et al., BPCC; section 4), exact expected
+latencies of an allocation and the physical limit, coded MapReduce loads and the
+K = 3 placement (section 5) and the simulators (section 6). Needs only numpy and
+scipy.
 """
 
 from __future__ import annotations

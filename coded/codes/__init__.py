@@ -1,6 +1,8 @@
-"""Codes and their decoders: MDS (real and GF(p)), polynomial, replication, uncoded.
+"""Codes and their decoders.
 
-Every scheme implements :class:`coded.codes.Code` (see ``_base.py``).
+MDS (real and GF(p)), row MDS (unequal loads), polynomial, replication, uncoded, and
+exact integer products over CRT primes. Every scheme implements
+:class:`coded.codes.Code` (see ``_base.py``).
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 It places coded operands on their workers, submits pinned tasks, streams pieces back
 to an incremental decoder, cancels what is no longer needed, and records the run.
+It also profiles workers (``profile_workers``) and executes coded MapReduce jobs
+for ``mapreduce.run_mapreduce``.
 """
 
 from __future__ import annotations
