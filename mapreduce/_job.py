@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from coded._validation import check_int
+from coded._validation import check_int, check_real
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import ShufflePlan, plan_shuffle, verify_plan
 
@@ -164,6 +164,7 @@ def run_mapreduce(
     coded: bool = True,
     partition: PartitionFn = hash_partition,
     client: Client | None = None,
+    timeout: float = 600.0,
 ) -> MapReduceResult:
     r"""Run a MapReduce job on Dask with a (coded) shuffle.
 
@@ -191,6 +192,10 @@ def run_mapreduce(
     client : distributed.Client, optional
         A client with at least ``K`` workers; without one, an embedded
         ``LocalCluster`` of ``K`` single-threaded workers is started and closed.
+    timeout : float
+        Seconds each stage (map, shuffle, reduce) may take, ``> 0``; a stage
+        still running then (a lost worker, a hung function) raises
+        :class:`MapReduceTaskError` instead of waiting forever.
 
     Returns
     -------
@@ -206,7 +211,8 @@ def run_mapreduce(
         If a function argument is not callable, `placement` is not a
         :class:`Placement`, or `client` is not a ``distributed.Client``.
     MapReduceTaskError
-        If `map_fn` or `reduce_fn` raises on a worker.
+        If `map_fn` or `reduce_fn` raises on a worker, or a stage exceeds
+        `timeout`.
 
     Notes
     -----
@@ -241,12 +247,19 @@ def run_mapreduce(
     ):
         if not callable(fn):
             raise TypeError(f"`{name}` must be callable, got {type(fn).__name__}.")
+    timeout = check_real(timeout, "timeout", min_value=0.0, strict_min=True)
     placement = _resolve_placement(len(files), K, r, placement)
     plan = verify_plan(plan_shuffle(placement, coded=coded))
     from coded.runtime._mapreduce import execute_mapreduce
 
     return execute_mapreduce(
-        files, map_fn, reduce_fn, plan=plan, partition=partition, client=client
+        files,
+        map_fn,
+        reduce_fn,
+        plan=plan,
+        partition=partition,
+        client=client,
+        timeout=timeout,
     )
 
 

@@ -104,7 +104,7 @@ def _raise_failures(futures: dict[Any, Future], stage: str, what: Callable) -> N
 class _Job:
     """One job on one client: pinned submission under a unique key prefix."""
 
-    def __init__(self, dask: Client, plan: ShufflePlan) -> None:
+    def __init__(self, dask: Client, plan: ShufflePlan, timeout: float) -> None:
         K = plan.placement.K
         addresses = sorted(dask.nthreads())
         if len(addresses) < K:
@@ -114,6 +114,18 @@ class _Job:
         self.dask, self.plan, self.addresses = dask, plan, addresses[:K]
         self.prefix = f"mr-{uuid.uuid4().hex[:10]}-"
         self.maps: dict[tuple[int, int], Future] = {}
+        self.timeout = timeout
+
+    def wait(self, futures: Sequence[Future], stage: str) -> None:
+        """Wait for `futures`, at most `timeout` seconds: never hang on a lost node."""
+        try:
+            wait(list(futures), timeout=self.timeout)
+        except TimeoutError as exc:
+            late = sum(future.status == "pending" for future in futures)
+            raise MapReduceTaskError(
+                f"{stage}: {late} of {len(futures)} tasks did not finish "
+                f"within timeout={self.timeout} s."
+            ) from exc
 
     def submit(self, fn: Callable, *args: Any, key: str, node: int) -> Future:
         return self.dask.submit(
@@ -148,7 +160,7 @@ class _Job:
                     key=f"map-{f}-{k}",
                     node=k,
                 )
-        wait(list(self.maps.values()))
+        self.wait(list(self.maps.values()), "map")
         _raise_failures(
             self.maps, "map_fn", lambda fk: f"on file {fk[0]} at node {fk[1]}"
         )
@@ -180,7 +192,7 @@ class _Job:
             )
             for k in range(len(self.addresses))
         ]
-        wait(decoded)
+        self.wait(decoded, "shuffle")
         _raise_failures(dict(enumerate(decoded)), "decoding", lambda k: f"at node {k}")
         return decoded
 
@@ -199,7 +211,7 @@ class _Job:
             )
             for k in range(placement.K)
         ]
-        wait(reduced)
+        self.wait(reduced, "reduce")
         _raise_failures(dict(enumerate(reduced)), "reduce_fn", lambda k: f"at node {k}")
         return [pickle.loads(items) for items in self.dask.gather(reduced)]
 
@@ -223,6 +235,7 @@ class _Job:
             )
             for k in range(placement.K)
         ]
+        self.wait(sized, "measurement")
         wire = self.dask.run(_transferred_bytes, self.prefix)
         lengths = {f: v for part in self.dask.gather(sized) for f, v in part.items()}
         return {
@@ -246,6 +259,7 @@ def execute_mapreduce(
     plan: ShufflePlan,
     partition: Callable,
     client: Client | None,
+    timeout: float,
 ) -> MapReduceResult:
     """Run `plan` (already verified) on Dask and return the output and record.
 
@@ -260,6 +274,8 @@ def execute_mapreduce(
     client : distributed.Client or None
         Client with at least ``K`` workers (the first ``K`` by address are
         used), or None for an embedded cluster.
+    timeout : float
+        Seconds each stage may take.
 
     Returns
     -------
@@ -267,7 +283,7 @@ def execute_mapreduce(
         `map_seconds` includes placing the input files on their storers.
     """
     with _client_for(client, plan.placement.K) as dask:
-        job = _Job(dask, plan)
+        job = _Job(dask, plan, timeout)
         start = time.perf_counter()
         job.run_maps(files, map_fn, partition)
         map_end = time.perf_counter()

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from distributed import wait
 
 from coded._injection import Stragglers, TaskFault
 from coded._rng import RngLike, as_generator
-from coded._validation import check_int
+from coded._validation import check_int, check_real
 from coded.runtime._cluster import check_client, worker_addresses
 from coded.runtime._executor import forget, new_call_id
 from coded.runtime._worker import run_calibration
@@ -26,6 +27,7 @@ def profile_workers(
     repeats: int = 5,
     stragglers: Stragglers | None = None,
     rng: RngLike = None,
+    timeout: float = 60.0,
 ) -> WorkerProfile:
     r"""Estimate each worker's shifted-exponential profile from timed tasks.
 
@@ -48,6 +50,8 @@ def profile_workers(
         repeat), so that the estimate can be checked against it.
     rng : Generator, SeedSequence, int or None
         Draws the injected delays and the operands' seeds.
+    timeout : float
+        Seconds each round of calibration tasks may take, ``> 0``.
 
     Returns
     -------
@@ -67,6 +71,7 @@ def profile_workers(
     rows = check_int(rows, "rows", min_value=1)
     d = check_int(d, "d", min_value=1)
     repeats = check_int(repeats, "repeats", min_value=2)
+    timeout = check_real(timeout, "timeout", min_value=0.0, strict_min=True)
     addresses = worker_addresses(client, None if n is None else check_int(n, "n"))
     generator = as_generator(rng)
     n = len(addresses)
@@ -93,6 +98,13 @@ def profile_workers(
             for i, address in enumerate(addresses)
         ]
         try:
+            try:
+                wait(futures, timeout=timeout)
+            except TimeoutError as exc:
+                raise TimeoutError(
+                    f"calibration round {r}: workers did not answer within "
+                    f"timeout={timeout} s."
+                ) from exc
             times[:, r] = client.gather(futures)
         finally:
             forget(client, futures)

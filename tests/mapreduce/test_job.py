@@ -1,5 +1,6 @@
 import collections
 import re
+import time
 
 import pytest
 
@@ -109,6 +110,20 @@ def _bad_reduce(key, values):
 def test_failing_reduce_task_raises(client):
     with pytest.raises(MapReduceTaskError, match="reduce_fn failed at node"):
         run_mapreduce(["a b", "c"], count_words, _bad_reduce, K=2, r=1, client=client)
+
+
+def _slow_words(text):
+    time.sleep(1.0)
+    return count_words(text)
+
+
+def test_stage_past_the_timeout_raises_instead_of_hanging(client):
+    started = time.perf_counter()
+    with pytest.raises(MapReduceTaskError, match=r"map: \d+ of \d+ tasks did not"):
+        run_mapreduce(
+            ["a b", "c"], _slow_words, sum_counts, K=2, r=1, client=client, timeout=0.2
+        )
+    assert time.perf_counter() - started < 1.0
 
 
 @pytest.mark.parametrize(
