@@ -4,7 +4,8 @@ Placements (Li's r-subsets, the K = 3 heterogeneous optimum, Woolsey et al.'s
 hypercube, any user map), shuffle plans with their verifier, ``run_mapreduce``
 and two example jobs (word count and TeraSort).
 Placements, plans and the verifier are pure; execution on Dask lives in
-``coded.runtime`` and is imported only when a job runs.
+``mapreduce._runtime`` (the package's only Dask module), imported only when a job
+runs. Import order: ``_plan`` < ``_records`` < ``_runtime`` < ``_job``.
 """
 
 from __future__ import annotations
@@ -18,12 +19,7 @@ from mapreduce._examples import (
     run_terasort,
     sum_counts,
 )
-from mapreduce._job import (
-    MapReduceRecord,
-    MapReduceResult,
-    hash_partition,
-    run_mapreduce,
-)
+from mapreduce._job import hash_partition, run_mapreduce
 from mapreduce._placement import (
     Placement,
     place_from_map,
@@ -32,6 +28,7 @@ from mapreduce._placement import (
     place_li,
 )
 from mapreduce._plan import Packet, Segment, ShufflePlan, plan_shuffle, verify_plan
+from mapreduce._records import MapReduceRecord, MapReduceResult
 
 __all__ = [
     "MapReduceRecord",

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from coded._rng import as_generator
 from coded._validation import check_int
-from mapreduce._job import MapReduceRecord, run_mapreduce
+from mapreduce._job import run_mapreduce
 from mapreduce._placement import place_li
+from mapreduce._records import MapReduceRecord
 
 if TYPE_CHECKING:
     import numpy as np

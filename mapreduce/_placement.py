@@ -1,7 +1,8 @@
 r"""File placements: which of the K nodes store (and map) each of the N files.
 
-Li et al.'s r-subset placement, the K = 3 heterogeneous optimum (theory.md section 5),
-Woolsey et al.'s hypercube / hyper-rectangle design, and any user-given map.
+Li et al.'s r-subset placement, the K = 3 heterogeneous optimum
+(docs/theory/mapreduce.md), Woolsey et al.'s hypercube / hyper-rectangle design,
+and any user-given map.
 """
 
 from __future__ import annotations
@@ -38,12 +39,17 @@ class Placement:
         Storage caps ``M_k`` (files per node); checked when given.
     name : str
         Short description (which construction built it).
+    classes : tuple of tuple of int, optional
+        Node classes of a combinatorial design (e.g. the hypercube): disjoint,
+        covering ``range(K)``, and every file stored at exactly one node of each
+        class. The planner then also tries the design's own multicast groups.
 
     Raises
     ------
     ValueError
-        If a file is placed nowhere or at a node outside ``range(K)``, or a node
-        stores more files than its cap.
+        If a file is placed nowhere or at a node outside ``range(K)``, a node
+        stores more files than its cap, or `classes` is not a design of the
+        placement.
 
     Examples
     --------
@@ -56,6 +62,7 @@ class Placement:
     storers: tuple[frozenset[int], ...]
     storage: tuple[int, ...] | None = None
     name: str = "user"
+    classes: tuple[tuple[int, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         K = check_int(self.K, "K", min_value=1)
@@ -86,6 +93,17 @@ class Placement:
                         f"M[{k}]={caps[k]}."
                     )
             object.__setattr__(self, "storage", caps)
+        if self.classes is not None:
+            object.__setattr__(self, "classes", _check_classes(self.classes, self))
+
+    @property
+    def tolerance(self) -> int:
+        """Nodes whose map outputs the job can do without: ``min_f |storers(f)| - 1``.
+
+        Any ``K - tolerance`` nodes together store every file; some
+        ``tolerance + 1`` nodes hold every copy of some file.
+        """
+        return min(len(nodes) for nodes in self.storers) - 1
 
     @property
     def N(self) -> int:
@@ -120,6 +138,26 @@ class Placement:
         """
         k = check_int(k, "k", min_value=0, max_value=self.K - 1)
         return tuple(f for f, nodes in enumerate(self.storers) if k in nodes)
+
+
+def _check_classes(
+    classes: Sequence[Iterable[int]], placement: Placement
+) -> tuple[tuple[int, ...], ...]:
+    groups = tuple(tuple(sorted(int(k) for k in nodes)) for nodes in classes)
+    flat = sorted(k for nodes in groups for k in nodes)
+    if flat != list(range(placement.K)) or not all(groups):
+        raise ValueError(
+            f"`classes` must split range(K), K={placement.K}, into non-empty "
+            f"disjoint classes, got {groups}."
+        )
+    for f, nodes in enumerate(placement.storers):
+        counts = [len(nodes.intersection(group)) for group in groups]
+        if counts != [1] * len(groups):
+            raise ValueError(
+                f"file {f} must be stored at one node of each class, got "
+                f"{counts} nodes per class."
+            )
+    return groups
 
 
 def place_li(K: int, r: int, *, N: int | None = None) -> Placement:
@@ -241,6 +279,7 @@ def place_hypercube(class_sizes: Sequence[int]) -> Placement:
         ``[k_1] x ... x [k_r]``; the node at position ``q`` of class ``d`` stores
         every file whose ``d``-th coordinate is ``q``. Each file is at exactly
         ``r`` nodes (one per class); a node of class ``d`` stores ``N / k_d``.
+        Its `classes` are recorded for the planner.
 
     Raises
     ------
@@ -250,7 +289,11 @@ def place_hypercube(class_sizes: Sequence[int]) -> Placement:
     Notes
     -----
     Equal classes (``k_d = K/r``) give the homogeneous hypercube with
-    :math:`N = (K/r)^r` files instead of Li's :math:`\binom{K}{r}`.
+    :math:`N = (K/r)^r` files instead of Li's :math:`\binom{K}{r}`. Its coded
+    shuffle (:func:`mapreduce.plan_shuffle`) has load
+    :math:`\min\big(\frac{1}{r-1}, \frac12\big)\left(1 - \frac{r}{K}\right)`
+    (:func:`theory.load_hypercube`): the design's groups of ``r`` nodes for
+    ``r >= 3``, pairs of nodes of one class for ``r = 2``.
 
     References
     ----------
@@ -276,7 +319,12 @@ def place_hypercube(class_sizes: Sequence[int]) -> Placement:
         frozenset(offsets[d] + q for d, q in enumerate(point))
         for point in itertools.product(*(range(k) for k in sizes))
     )
-    return Placement(K=sum(sizes), storers=storers, name=f"hypercube{sizes}")
+    classes = tuple(
+        tuple(range(offsets[d], offsets[d] + k)) for d, k in enumerate(sizes)
+    )
+    return Placement(
+        K=sum(sizes), storers=storers, name=f"hypercube{sizes}", classes=classes
+    )
 
 
 def place_from_map(

@@ -4,7 +4,7 @@ A *value* is the intermediate output of one file's map for one reducer node
 (``Q = K`` reduce functions, one per node, ``s = 1``). A demand is (receiver ``k``,
 file ``f``) with ``k`` not storing ``f``. The coded planner groups demands by
 ``S = storers(f) | {k}`` and runs Li et al.'s multicast inside each group with
-unequal demand sizes (theory.md section 5, general planner).
+unequal demand sizes (docs/theory/mapreduce.md, general planner).
 """
 
 from __future__ import annotations
@@ -187,16 +187,49 @@ def _plan_group(members: tuple[int, ...], wants: dict[int, list[int]]) -> list[P
     ]
 
 
-def _plan_coded(placement: Placement) -> list[Packet]:
-    groups: dict[frozenset[int], dict[int, list[int]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
+Groups = dict[frozenset[int], dict[int, list[int]]]
+
+
+def _new_groups() -> Groups:
+    return defaultdict(lambda: defaultdict(list))
+
+
+def _li_groups(placement: Placement) -> Groups:
+    """Demands grouped by ``S = storers(f) | {k}`` (Li et al.)."""
+    groups = _new_groups()
     for k, f in _demands(placement):
         groups[placement.storers[f] | {k}][k].append(f)
+    return groups
+
+
+def _design_groups(placement: Placement) -> Groups:
+    """Demands grouped by a design's classes (Woolsey et al.'s hypercube).
+
+    Demand ``(k, f)`` with ``k`` in class ``d`` joins the ``r`` nodes made of
+    ``k`` and the storers of ``f`` outside class ``d``: each other member stores
+    ``f``, and the group has one member per class.
+    """
+    class_of = {k: d for d, nodes in enumerate(placement.classes) for k in nodes}
+    groups = _new_groups()
+    for k, f in _demands(placement):
+        others = {s for s in placement.storers[f] if class_of[s] != class_of[k]}
+        groups[frozenset(others | {k})][k].append(f)
+    return groups
+
+
+def _plan_groups(groups: Groups) -> list[Packet]:
     packets = []
     for members in sorted(groups, key=lambda S: (len(S), sorted(S))):
         packets += _plan_group(tuple(sorted(members)), groups[members])
     return packets
+
+
+def _plan_coded(placement: Placement) -> list[Packet]:
+    """Plan by Li's grouping and, for a design, its own; keep the lighter."""
+    candidates = [_plan_groups(_li_groups(placement))]
+    if placement.classes is not None and len(placement.classes) >= 2:
+        candidates.append(_plan_groups(_design_groups(placement)))
+    return min(candidates, key=lambda ps: (sum(p.size for p in ps), len(ps)))
 
 
 def plan_shuffle(placement: Placement, *, coded: bool = True) -> ShufflePlan:
@@ -231,7 +264,10 @@ def plan_shuffle(placement: Placement, *, coded: bool = True) -> ShufflePlan:
     values: values are cut into ``g`` segments, each transmission XORs one
     segment for each of up to ``g`` receivers (never its sender). On Li's
     placement with equal batches this gives :math:`\frac{1}{r}(1 - \frac{r}{K})`;
-    on the ``K = 3`` placement it is the LP of Kiamari et al.
+    on the ``K = 3`` placement it is the LP of Kiamari et al. A placement with
+    design `classes` (the hypercube) is also planned with the design's groups of
+    one node per class (Woolsey et al.), and the lighter plan is kept: on the
+    hypercube, :math:`\frac{1}{r-1}(1 - \frac{r}{K})` for ``r >= 3``.
 
     References
     ----------
@@ -240,6 +276,8 @@ def plan_shuffle(placement: Placement, *, coded: bool = True) -> ShufflePlan:
        IEEE Trans. Inf. Theory 64(1), 2018.
     .. [2] M. Kiamari, C. Wang, A. S. Avestimehr, "On Heterogeneous Coded
        Distributed Computing", IEEE GLOBECOM, 2017.
+    .. [3] N. Woolsey, R.-R. Chen, M. Ji, "A New Combinatorial Design of Coded
+       Distributed Computing", IEEE ISIT, 2018.
 
     Examples
     --------

@@ -1,4 +1,4 @@
-r"""Coded distributed computing (MapReduce) loads, theory.md section 5.
+r"""Coded distributed computing (MapReduce) loads (docs/theory/mapreduce.md).
 
 Closed forms of Li et al. (homogeneous computation load ``r``, general ``s``), their
 lower convex envelope for non-integer ``r``, and Kiamari et al.'s ``K = 3``
@@ -19,7 +19,9 @@ from coded._validation import check_int
 __all__ = [
     "K3Placement",
     "load_coded",
+    "load_converse",
     "load_envelope",
+    "load_hypercube",
     "load_optimal",
     "load_uncoded",
     "solve_k3_placement",
@@ -200,6 +202,109 @@ def load_envelope(r: numbers.Real, K: int) -> Fraction:
     if theta == 0:
         return load_coded(low, K)
     return (1 - theta) * load_coded(low, K) + theta * load_coded(low + 1, K)
+
+
+def load_hypercube(class_sizes: tuple[int, ...]) -> Fraction:
+    r"""Load of Woolsey et al.'s hypercube (hyper-rectangle) shuffle.
+
+    Parameters
+    ----------
+    class_sizes : sequence of int
+        Node classes ``k_1, ..., k_r``, each ``>= 1``, with ``r >= 2``;
+        ``K = sum(k_d)``, ``N = prod(k_d)`` files, every file at one node per class.
+
+    Returns
+    -------
+    Fraction
+        The least of the design's multicast (groups of one node per class) and
+        Li's grouping (pairs of nodes of one class), over ``Q N T`` with
+        ``Q = K``.
+
+    Notes
+    -----
+    For a grid point ``p``, the ``r`` nodes at the coordinates of ``p`` form a
+    group in which the class-``d`` member lacks the ``k_d - 1`` files that
+    differ from ``p`` in coordinate ``d`` only, all stored by the other
+    ``r - 1`` members. Li's multicast with unequal demands sends
+    :math:`\max(\max_d n_d, \sum_d n_d / (r - 1))` values per point
+    ([derived] for unequal classes):
+
+    .. math:: L_\mathrm{design} = \frac{1}{K}
+        \max\Big(\max_d (k_d - 1), \frac{K - r}{r - 1}\Big),
+
+    which is :math:`\frac{1}{r-1}(1 - \frac{r}{K})` for equal classes [1]_.
+    Grouping by ``storers(f) | {k}`` instead pairs the two nodes of one class
+    that lack each other's files, halving the uncoded load:
+    :math:`L_\mathrm{pairs} = \frac{K - r}{2K}`. The returned load is
+    :math:`\min(L_\mathrm{design}, L_\mathrm{pairs})`; the pairs win only at
+    ``r = 2`` (or with one dominant class).
+
+    References
+    ----------
+    .. [1] N. Woolsey, R.-R. Chen, M. Ji, "A New Combinatorial Design of Coded
+       Distributed Computing", IEEE ISIT, 2018.
+
+    Examples
+    --------
+    >>> load_hypercube((2, 2, 2, 2)), load_hypercube((2, 2)), load_hypercube((2, 2, 5))
+    (Fraction(1, 6), Fraction(1, 4), Fraction(1, 3))
+    """
+    sizes = tuple(
+        check_int(k, f"class_sizes[{d}]", min_value=1)
+        for d, k in enumerate(class_sizes)
+    )
+    if len(sizes) < 2:
+        raise ValueError(
+            f"`class_sizes` must have at least 2 classes, got {len(sizes)}."
+        )
+    K, r = sum(sizes), len(sizes)
+    design = max(Fraction(max(sizes) - 1), Fraction(K - r, r - 1)) / K
+    return min(design, Fraction(K - r, 2 * K))
+
+
+def load_converse(files_at: dict[int, int], K: int) -> Fraction:
+    r"""Li et al.'s lower bound on the load of any shuffle of a given placement.
+
+    Parameters
+    ----------
+    files_at : mapping int -> int
+        ``files_at[j]`` files are stored (mapped) at exactly ``j`` nodes,
+        ``1 <= j <= K``.
+    K : int
+        Number of nodes.
+
+    Returns
+    -------
+    Fraction
+        :math:`\sum_j \frac{a_j}{N} \frac{K - j}{K j}`, ``N = sum(a_j)``.
+
+    Notes
+    -----
+    The converse of [1]_ (its Lemma 1) holds for every placement; with every
+    file at ``r`` nodes it is :func:`load_coded`.
+
+    References
+    ----------
+    .. [1] S. Li et al., IEEE Trans. Inf. Theory 64(1), 2018.
+
+    Examples
+    --------
+    >>> load_converse({2: 6}, 4), load_converse({1: 1, 3: 1}, 3)
+    (Fraction(1, 4), Fraction(1, 3))
+    """
+    K = check_int(K, "K", min_value=1)
+    counts = {
+        check_int(j, "replication", min_value=1, max_value=K): check_int(
+            a, f"files_at[{j}]", min_value=0
+        )
+        for j, a in files_at.items()
+    }
+    N = sum(counts.values())
+    if N == 0:
+        raise ValueError("`files_at` must count at least one file, got 0.")
+    return sum(
+        (Fraction(a * (K - j), N * K * j) for j, a in counts.items()), Fraction(0)
+    )
 
 
 _PAIRS = ((0, 1), (0, 2), (1, 2))

@@ -2,8 +2,9 @@
 
 It places coded operands on their workers, submits pinned tasks, streams pieces back
 to an incremental decoder, cancels what is no longer needed, and records the run.
-It also profiles workers (``profile_workers``) and executes coded MapReduce jobs
-for ``mapreduce.run_mapreduce``.
+It also profiles workers (``profile_workers``). Coded MapReduce runs on Dask
+through ``mapreduce._runtime``, which uses this package's client helpers; nothing
+here imports ``mapreduce``.
 """
 
 from __future__ import annotations

@@ -143,3 +143,24 @@ def test_from_map_accepts_mapping_and_sequence():
 def test_input_validation(call, error, message):
     with pytest.raises(error, match=re.escape(message)):
         call()
+
+
+def test_hypercube_records_its_classes_and_tolerance():
+    p = place_hypercube((2, 3))
+    assert p.classes == ((0, 1), (2, 3, 4))
+    assert p.tolerance == 1
+    assert place_li(5, 3).tolerance == 2
+    assert place_from_map([{0}, {0, 1}], 2).tolerance == 0
+
+
+@pytest.mark.parametrize(
+    ("classes", "message"),
+    [
+        (((0,), (1,)), "`classes` must split range(K), K=3"),
+        (((0, 1), (1, 2)), "`classes` must split range(K), K=3"),
+        (((0, 1), (2,)), "file 0 must be stored at one node of each class"),
+    ],
+)
+def test_classes_must_be_a_design(classes, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Placement(K=3, storers=(frozenset({0, 1}), frozenset({1, 2})), classes=classes)

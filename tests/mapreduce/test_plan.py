@@ -19,7 +19,13 @@ from mapreduce import (
     verify_plan,
 )
 from mapreduce._coding import build_packet, decode_received, packet_payload_bytes
-from theory import load_coded, load_uncoded, solve_k3_placement
+from theory import (
+    load_coded,
+    load_converse,
+    load_hypercube,
+    load_uncoded,
+    solve_k3_placement,
+)
 
 LI_CASES = [(K, r) for K in range(3, 9) for r in range(1, K)]
 
@@ -95,6 +101,32 @@ def test_hypercube_plan_verifies_and_beats_uncoded(sizes):
 def test_hypercube_with_two_classes_reaches_li():
     for k in (2, 3, 4):
         assert plan_shuffle(place_hypercube((k, k))).load == load_coded(2, 2 * k)
+
+
+HYPERCUBES = [(k,) * r for r in range(2, 6) for k in range(2, 5) if k**r <= 256]
+
+
+@pytest.mark.parametrize("sizes", HYPERCUBES, ids=str)
+def test_hypercube_load_equals_woolsey_formula(sizes):
+    r, K = len(sizes), sum(sizes)
+    plan = verify_plan(plan_shuffle(place_hypercube(sizes)))
+    assert plan.load == load_hypercube(sizes)
+    if r >= 3:  # the design's groups: (1/(r - 1))(1 - r/K)
+        assert plan.load == Fraction(1, r - 1) * (1 - Fraction(r, K))
+    else:  # r = 2: the design's pairs send uncoded; Li's grouping halves it
+        assert plan.load == Fraction(1, 2) * (1 - Fraction(r, K)) == load_coded(2, K)
+    assert plan.load >= load_converse({r: plan.placement.N}, K)
+
+
+@pytest.mark.parametrize(
+    "sizes", [(2, 3), (2, 2, 3), (2, 3, 4), (2, 2, 5), (1, 3, 3), (2, 2, 2, 3)]
+)
+def test_hyper_rectangle_load_equals_derived_formula(sizes):
+    plan = verify_plan(plan_shuffle(place_hypercube(sizes)))
+    assert plan.load == load_hypercube(sizes)
+    # no worse than either grouping alone
+    li_only = plan_shuffle(place_from_map(plan.placement.storers, sum(sizes)))
+    assert plan.load <= li_only.load
 
 
 @st.composite

@@ -1,4 +1,4 @@
-"""Execute a verified MapReduce shuffle plan on Dask workers.
+"""Execute a verified MapReduce shuffle plan on Dask workers (mapreduce's runtime).
 
 Stages, each pinned (``workers=[address], allow_other_workers=False``, explicit
 keys): map every file on each node that stores it; build every packet on its
@@ -9,20 +9,20 @@ only carries it out and measures it.
 
 from __future__ import annotations
 
-import contextlib
 import pickle
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
-from distributed import Client, Future, LocalCluster, wait
+from distributed import Client, Future, wait
 
+from coded.runtime._cluster import client_for_call
 from mapreduce._coding import build_packet, decode_received, packet_payload_bytes
 from mapreduce._errors import MapReduceTaskError
-from mapreduce._job import MapReduceRecord, MapReduceResult, plan_record_fields
 from mapreduce._plan import ShufflePlan
+from mapreduce._records import MapReduceRecord, MapReduceResult, plan_record_fields
 
 __all__ = ["execute_mapreduce"]
 
@@ -70,24 +70,6 @@ def _transferred_bytes(prefix: str, dask_worker: Any = None) -> int:
         for key, nbytes in entry["keys"].items()
         if str(key).startswith(prefix)
     )
-
-
-@contextlib.contextmanager
-def _client_for(client: Client | None, K: int) -> Iterator[Client]:
-    if client is not None:
-        if not isinstance(client, Client):
-            raise TypeError(
-                f"`client` must be a distributed.Client, got {type(client).__name__}."
-            )
-        yield client
-        return
-    with (
-        LocalCluster(
-            n_workers=K, threads_per_worker=1, processes=False, dashboard_address=":0"
-        ) as cluster,
-        Client(cluster) as own,
-    ):
-        yield own
 
 
 def _raise_failures(futures: dict[Any, Future], stage: str, what: Callable) -> None:
@@ -282,7 +264,7 @@ def execute_mapreduce(
     MapReduceResult
         `map_seconds` includes placing the input files on their storers.
     """
-    with _client_for(client, plan.placement.K) as dask:
+    with client_for_call(client, None, plan.placement.K) as dask:
         job = _Job(dask, plan, timeout)
         start = time.perf_counter()
         job.run_maps(files, map_fn, partition)
