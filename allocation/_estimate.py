@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from coded._validation import check_finite_matrix
 from theory import WorkerProfile
+from theory._validation import check_finite_matrix
 
 __all__ = ["estimate_profile"]
 

@@ -25,7 +25,6 @@ import numbers
 import numpy as np
 
 from allocation._types import Allocation
-from coded._validation import check_int, check_real
 from theory import (
     GroupProfile,
     WorkerProfile,
@@ -38,6 +37,7 @@ from theory import (
     hcmm_loads,
     kim_bound,
 )
+from theory._validation import check_int, check_real
 
 __all__ = [
     "solve_bpcc",

@@ -16,9 +16,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-from coded._rng import RngLike, as_generator
-from coded._validation import check_int, check_real
 from theory._models import WorkerProfile
+from theory._rng import RngLike, as_generator
+from theory._validation import check_int, check_real
 
 __all__ = ["FaultPlan", "InjectedFailure", "Stragglers", "TaskFault"]
 

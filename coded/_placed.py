@@ -16,16 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from coded._api import (
-    MatmulResult,
-    _build_code,
-    _given_code,
-    _resolve_workers,
-    _whole_batches,
+from coded._dispatch import (
+    ExecutionOptions,
+    build_code,
+    given_code,
+    resolve_workers,
     run_encoded,
+    whole_batches,
 )
-from coded._validation import check_finite_matrix
+from coded._result import MatmulResult
 from coded.codes import Code, EncodedOperands
+from theory._validation import check_finite_matrix
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -174,19 +175,21 @@ def place_operand(
     from coded.runtime._executor import new_call_id, scatter_to_workers
 
     client = check_client(client)
-    name, n = _resolve_workers(scheme, n, k)
+    name, n = resolve_workers(scheme, n, k)
     A_shape = check_finite_matrix(A, "A", ndim=2).shape
-    code, batches, name = _given_code(scheme, name, allocation, n, k, r, A, field)
+    code, batches, name = given_code(
+        scheme, name, allocation, n, k, r, A_shape[0], field
+    )
     addresses = worker_addresses(client, n or (None if code is None else code.n))
     if code is None:
-        code = _build_code(name, len(addresses), k, r, field, True)
+        code = build_code(name, len(addresses), k, r, field, True)
     began = time.perf_counter()
     placeholder = np.zeros(A_shape[1], dtype=np.float64 if field is None else int)
     encoded = code.encode_operands(A, placeholder)
     code.encode_right(encoded, placeholder)  # a row code? (raises otherwise)
     encode_seconds = time.perf_counter() - began
     if batches is None:
-        batches = _whole_batches(encoded.lefts)
+        batches = whole_batches(encoded.lefts)
     placement_id = new_call_id()
     keys = [f"coded-{placement_id}-left-{i}" for i in range(len(addresses))]
     began = time.perf_counter()
@@ -217,9 +220,7 @@ def matmul_placed(
     *,
     fixed: Mapping[str, Any],
     client: Client | None,
-    stragglers: Any,
-    rng: Any,
-    timeout: float,
+    options: ExecutionOptions,
 ) -> MatmulResult:
     """``coded_matmul(A, B)`` for a placed A: encode B alone, run, decode."""
     from coded.runtime import check_client
@@ -257,8 +258,6 @@ def matmul_placed(
         batches=A.batches,
         began=began,
         encode_seconds=encode_seconds,
-        stragglers=stragglers,
-        rng=rng,
-        timeout=timeout,
+        options=options,
         placed_lefts=A.futures,
     )

@@ -12,11 +12,11 @@ from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from coded._rng import as_generator
-from coded._validation import check_int
 from mapreduce._job import run_mapreduce
 from mapreduce._placement import place_li
 from mapreduce._records import MapReduceRecord
+from theory._rng import as_generator
+from theory._validation import check_int
 
 if TYPE_CHECKING:
     import numpy as np

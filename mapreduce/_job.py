@@ -12,10 +12,10 @@ import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from coded._validation import check_int, check_real
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import plan_shuffle, verify_plan
 from mapreduce._records import MapReduceResult
+from theory._validation import check_int, check_real
 
 if TYPE_CHECKING:
     from distributed import Client

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from coded._validation import check_int
 from theory import solve_k3_placement
+from theory._validation import check_int
 
 __all__ = [
     "Placement",

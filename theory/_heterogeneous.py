@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from coded._validation import check_real, check_real_vector
 from theory._homogeneous import _lambertw_lower
 from theory._models import GroupProfile, WorkerProfile
+from theory._validation import check_real, check_real_vector
 
 __all__ = [
     "BPCCOptimum",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coded._validation import check_int, check_real_vector
+from theory._validation import check_int, check_real_vector
 
 __all__ = ["GroupProfile", "WorkerProfile"]
 

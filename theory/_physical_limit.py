@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import integrate, special
 
-from coded._validation import check_real
 from theory._models import GroupProfile, WorkerProfile
+from theory._validation import check_real
 
 __all__ = ["expected_physical_limit", "physical_limit_bound"]
 

@@ -12,15 +12,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from coded._rng import RngLike, as_generator
-from coded._validation import check_int, check_real, check_real_vector
 from theory._heterogeneous import (
     _as_workers,
     _batches_vector,
     _overhead_vector,
 )
 from theory._models import GroupProfile, WorkerProfile
+from theory._rng import RngLike, as_generator
 from theory._simulation_result import SimulationResult
+from theory._validation import check_int, check_real, check_real_vector
 
 __all__ = ["simulate_latency", "simulate_physical_limit"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coded._validation import check_int
+from theory._validation import check_int
 
 __all__ = [
     "recovery_threshold_entangled",

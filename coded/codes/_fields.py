@@ -31,8 +31,8 @@ import numpy as np
 import scipy.linalg
 
 from coded import _modular
-from coded._validation import check_finite_matrix, check_prime
 from coded.errors import IllConditionedWarning
+from theory._validation import check_finite_matrix, check_prime
 
 __all__ = [
     "DEFAULT_PRIME",

@@ -23,9 +23,9 @@ from importlib import resources
 
 import numpy as np
 
-from coded._rng import RngLike, as_generator
-from coded._validation import check_int
 from coded.codes import _fields as fields
+from theory._rng import RngLike, as_generator
+from theory._validation import check_int
 
 __all__ = [
     "EXACT_LIMIT",

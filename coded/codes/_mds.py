@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from coded._rng import RngLike
-from coded._validation import check_int, check_k_of_n
 from coded.codes import _fields as fields
 from coded.codes import _generators as generators
 from coded.codes._base import EncodedOperands
 from coded.codes._units import UnitCode, UnitContext
+from theory._rng import RngLike
+from theory._validation import check_int, check_k_of_n
 
 __all__ = ["BlockCode", "MDSCode", "RowMDSCode"]
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from coded._validation import check_int
 from coded.codes import _fields as fields
 from coded.codes._base import EncodedOperands
 from coded.codes._units import UnitCode, UnitContext, split_blocks
+from theory._validation import check_int
 
 __all__ = ["PolynomialCode"]
 

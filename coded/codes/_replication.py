@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from coded._validation import check_int
 from coded.codes import _fields as fields
 from coded.codes._mds import BlockCode
+from theory._validation import check_int
 
 __all__ = ["ReplicationCode", "UncodedCode"]
 

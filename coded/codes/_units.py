@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from coded._validation import check_int
 from coded.codes import _fields as fields
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
 from coded.errors import DecodingError
+from theory._validation import check_int
 
 __all__ = ["UnitCode", "UnitContext", "UnitDecoder", "split_blocks"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from distributed import Client, LocalCluster
 
-from coded._validation import check_int
+from theory._validation import check_int
 
 __all__ = ["LocalCodedCluster", "check_client", "client_for_call", "worker_addresses"]
 

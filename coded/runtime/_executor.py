@@ -22,10 +22,10 @@ from typing import Any
 from distributed import Client, Future, as_completed
 
 from coded._injection import FaultPlan, TaskFault
-from coded._validation import check_real
 from coded.codes import Code, EncodedOperands
 from coded.errors import NotEnoughResultsError
 from coded.runtime._worker import TaskOutput, run_batch, signal_cancel
+from theory._validation import check_real
 
 __all__ = [
     "BackupPolicy",

@@ -8,12 +8,12 @@ import numpy as np
 from distributed import wait
 
 from coded._injection import Stragglers, TaskFault
-from coded._rng import RngLike, as_generator
-from coded._validation import check_int, check_real
 from coded.runtime._cluster import check_client, worker_addresses
 from coded.runtime._executor import forget, new_call_id
 from coded.runtime._worker import run_calibration
 from theory import WorkerProfile
+from theory._rng import RngLike, as_generator
+from theory._validation import check_int, check_real
 
 __all__ = ["profile_workers"]
 

@@ -8,12 +8,14 @@ from distributed import Client, Event
 from runtime_blocking import BlockingCode
 
 from coded import (
+    ExecutionOptions,
     MDSCode,
     NotEnoughResultsError,
     RowMDSCode,
     Stragglers,
     coded_matmul,
 )
+from coded._dispatch import execution_options
 from coded.runtime import BackupPolicy, execute, worker_addresses
 from theory import WorkerProfile
 
@@ -288,6 +290,19 @@ GOOD_X = np.ones(3)
             id="stragglers-n",
         ),
         pytest.param(
+            {"timout": 1.0},
+            TypeError,
+            "coded_matmul() got unexpected keyword arguments ['timout']; the "
+            "execution options are ['stragglers', 'timeout', 'rng'].",
+            id="unknown-option",
+        ),
+        pytest.param(
+            {"options": {"timeout": 1.0}},
+            TypeError,
+            "`options` must be a coded.ExecutionOptions or None, got dict.",
+            id="options-type",
+        ),
+        pytest.param(
             {"client": "closed"},
             ValueError,
             "`client` must be running, got a client with status='closed'.",
@@ -332,3 +347,18 @@ def test_profile_delays_are_applied_inside_the_tasks(client):
 def test_backup_policy_validation(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         BackupPolicy(**kwargs)
+
+
+def test_execution_options_object_equals_keywords(client):
+    A, x = _real_operands(14)
+    profile = WorkerProfile(a=[100.0] + [0.0] * 5, mu=[1e9] * 6)
+    stragglers = Stragglers(profile=profile, time_unit=1e-3)
+    options = ExecutionOptions(stragglers=stragglers, rng=0, timeout=30)
+    by_object = coded_matmul(A, x, k=5, client=client, options=options)
+    by_keywords = coded_matmul(A, x, k=5, client=client, stragglers=stragglers, rng=0)
+    for result in (by_object, by_keywords):
+        np.testing.assert_allclose(result.product, A @ x, atol=1e-9)
+        assert result.used_workers == (1, 2, 3, 4, 5)
+    # keywords override the object's fields
+    merged = execution_options(options, {"stragglers": None}, "coded_matmul")
+    assert merged == ExecutionOptions(rng=0, timeout=30.0)

@@ -1,0 +1,336 @@
+"""What ``coded_matmul`` and ``place_operand`` share: choose the code, run, record.
+
+This module sits below both API modules (``coded._api`` and ``coded._placed``) and
+imports neither: it resolves the scheme and its workers, builds the code (or takes
+it from an allocation), holds the execution options of a call, and hands encoded
+operands to the runtime (``coded.runtime``, imported inside the functions that run),
+wrapping what it records in a :class:`~coded.MatmulResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from coded._injection import Stragglers
+from coded._result import STAGES, MatmulResult
+from coded.codes import Code
+from theory._rng import RngLike
+from theory._validation import check_finite_matrix, check_int, check_k_of_n, check_real
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+__all__ = [
+    "EMBEDDED_WORKERS",
+    "SCHEMES",
+    "ExecutionOptions",
+    "Scheme",
+    "build_code",
+    "check_operands",
+    "default_k",
+    "execution_options",
+    "given_code",
+    "resolve_workers",
+    "run_encoded",
+    "whole_batches",
+]
+
+Scheme = Literal["mds", "polynomial", "replication", "uncoded", "speculative"]
+SCHEMES: tuple[str, ...] = (
+    "mds",
+    "polynomial",
+    "replication",
+    "uncoded",
+    "speculative",
+)
+EMBEDDED_WORKERS = 4
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionOptions:
+    """How a coded product runs: everything but the code and the cluster.
+
+    Pass one as ``coded_matmul(..., options=ExecutionOptions(...))``, or give its
+    fields as keywords (``coded_matmul(A, B, stragglers=..., rng=1)``).
+
+    Parameters
+    ----------
+    stragglers : Stragglers, optional
+        Injected delays and failures, applied inside the tasks.
+    timeout : float
+        Seconds to wait for a decodable set of results, ``> 0``.
+    rng : Generator, SeedSequence, int or None
+        Draws the injected delays.
+
+    Examples
+    --------
+    >>> from coded import ExecutionOptions
+    >>> ExecutionOptions(timeout=5, rng=0)
+    ExecutionOptions(stragglers=None, timeout=5.0, rng=0)
+    """
+
+    stragglers: Stragglers | None = None
+    timeout: float = 60.0
+    rng: RngLike = None
+
+    def __post_init__(self) -> None:
+        timeout = check_real(self.timeout, "timeout", min_value=0.0, strict_min=True)
+        object.__setattr__(self, "timeout", timeout)
+        if self.stragglers is not None and not isinstance(self.stragglers, Stragglers):
+            raise TypeError(
+                "`stragglers` must be a coded.Stragglers or None, got "
+                f"{type(self.stragglers).__name__}."
+            )
+
+
+_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(ExecutionOptions))
+
+
+def execution_options(
+    options: ExecutionOptions | None, fields: dict[str, Any], caller: str
+) -> ExecutionOptions:
+    """Return `options` (default: the defaults) updated with keyword `fields`."""
+    if options is not None and not isinstance(options, ExecutionOptions):
+        raise TypeError(
+            "`options` must be a coded.ExecutionOptions or None, got "
+            f"{type(options).__name__}."
+        )
+    unknown = sorted(set(fields) - set(_OPTION_NAMES))
+    if unknown:
+        raise TypeError(
+            f"{caller}() got unexpected keyword arguments {unknown}; the execution "
+            f"options are {list(_OPTION_NAMES)}."
+        )
+    base = ExecutionOptions() if options is None else options
+    return dataclasses.replace(base, **fields) if fields else base
+
+
+def default_k(scheme: str, n: int) -> int:
+    """Return the default recovery threshold of `scheme` on `n` workers.
+
+    Parameters
+    ----------
+    scheme : str
+        ``"mds"``, ``"polynomial"``, ``"uncoded"`` or ``"speculative"``
+        (replication is set by its number of copies ``r`` instead).
+    n : int
+        Number of workers, ``>= 1``.
+
+    Returns
+    -------
+    int
+        ``max(1, floor(3 n / 4))`` for MDS and polynomial codes (a quarter of
+        the workers may straggle; (8, 6) for n = 8), ``n`` for uncoded and
+        speculative.
+
+    Examples
+    --------
+    >>> default_k("mds", 8), default_k("polynomial", 4), default_k("uncoded", 8)
+    (6, 3, 8)
+    """
+    n = check_int(n, "n", min_value=1)
+    if scheme in ("mds", "polynomial"):
+        return max(1, 3 * n // 4)
+    return n
+
+
+def _split_threshold(k: int, is_vector: bool) -> tuple[int, int]:
+    """Return ``(p_a, p_b)`` with ``p_a p_b = k`` and ``p_b <= p_a`` maximal."""
+    if is_vector:
+        return k, 1
+    p_b = max(d for d in range(1, math.isqrt(k) + 1) if k % d == 0)
+    return k // p_b, p_b
+
+
+def build_code(
+    scheme: str, n: int, k: int | None, r: int | None, field: Any, is_vector: bool
+) -> Code:
+    """Return the code of scheme `scheme` on `n` workers (defaults filled in)."""
+    from coded import codes
+
+    if isinstance(field, str) and field == "exact":  # one code per CRT prime
+        return codes.ExactCode(lambda p: build_code(scheme, n, k, r, p, is_vector))
+    if scheme == "replication":
+        if k is not None:
+            raise ValueError(
+                f"`k` is fixed by `r` for replication (k = n - r + 1), got k={k}; "
+                "pass `r` instead."
+            )
+        r = check_int(2 if r is None else r, "r", min_value=1, max_value=n)
+        return codes.ReplicationCode(n, r, field=field)
+    if r is not None:
+        raise ValueError(f"`r` is only used by scheme='replication', got r={r}.")
+    k, n = check_k_of_n(default_k(scheme, n) if k is None else k, n)
+    if scheme == "mds":
+        return codes.MDSCode(n, k, field=field)
+    if scheme == "polynomial":
+        p_a, p_b = _split_threshold(k, is_vector)
+        return codes.PolynomialCode(n, p_a, p_b, field=field)
+    if k != n:
+        raise ValueError(f"`k` must equal n for scheme={scheme!r}, got k={k}, n={n}.")
+    return codes.UncodedCode(n, field=field)
+
+
+def _column_share(right: Any, B: Any) -> float:
+    """Fraction of B's columns a worker's right operand holds (1 for a vector)."""
+    if np.ndim(B) == 1 or np.ndim(right) == 1:
+        return 1.0
+    return np.shape(right)[1] / np.shape(B)[1]
+
+
+def _allocation_plan(
+    allocation: Any,
+    scheme: str,
+    n: int | None,
+    k: int | None,
+    r: int | None,
+    m: int,
+    field: Any,
+) -> tuple[Code, list[list[tuple[int, int]]]]:
+    """Return the row-MDS code and the batch chains of `allocation` (A has m rows)."""
+    from allocation import Allocation
+    from coded.codes import RowMDSCode
+
+    if not isinstance(allocation, Allocation):
+        raise TypeError(
+            "`allocation` must be an allocation.Allocation or None, got "
+            f"{type(allocation).__name__}."
+        )
+    if scheme != "mds" or k is not None or r is not None:
+        raise ValueError(
+            "`allocation` fixes the code (a row-MDS code of its loads): leave "
+            f"scheme='mds', k=None and r=None, got scheme={scheme!r}, k={k}, r={r}."
+        )
+    if n is not None and n != allocation.n:
+        raise ValueError(f"`n` must equal allocation.n={allocation.n}, got n={n}.")
+    if m != allocation.m:
+        raise ValueError(
+            f"`A` must have allocation.m={allocation.m} rows, got A.shape[0]={m}."
+        )
+    code = RowMDSCode([int(load) for load in allocation.loads], m, field=field)
+    batches = [
+        [(j * size, (j + 1) * size) for j in range(int(count))] if size else []
+        for size, count in zip(
+            allocation.batch_rows.tolist(), allocation.batches.tolist(), strict=True
+        )
+    ]
+    return code, batches
+
+
+def check_operands(A: Any, B: Any) -> None:
+    """Check that A (2-D) and B (1-D or 2-D) are finite and conform for A @ B."""
+    A = check_finite_matrix(A, "A", ndim=2)
+    B = check_finite_matrix(B, "B", ndim=(1, 2))
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(
+            "`A` and `B` must have matching inner dimensions for A @ B, got "
+            f"A.shape={A.shape} and B.shape={B.shape}."
+        )
+
+
+def _resolve_scheme(scheme: object, n: int | None, k: int | None) -> str:
+    if isinstance(scheme, Code):
+        if n is not None and n != scheme.n:
+            raise ValueError(f"`n` must equal code.n={scheme.n}, got n={n}.")
+        if k is not None and k != scheme.recovery_threshold:
+            raise ValueError(
+                f"`k` must equal the code's recovery threshold "
+                f"{scheme.recovery_threshold}, got k={k}."
+            )
+        return type(scheme).__name__
+    if not isinstance(scheme, str):
+        raise TypeError(
+            f"`scheme` must be a str or a coded Code, got {type(scheme).__name__}."
+        )
+    if scheme not in SCHEMES:
+        raise ValueError(f"`scheme` must be one of {SCHEMES}, got scheme={scheme!r}.")
+    return scheme
+
+
+def resolve_workers(scheme: object, n: int | None, k: int | None) -> tuple[str, Any]:
+    """Return the scheme's name and the checked `n` (None if not given)."""
+    name = _resolve_scheme(scheme, n, k)
+    if n is not None:
+        n = check_int(n, "n", min_value=1)
+        if k is not None:
+            check_k_of_n(k, n)
+    return name, n
+
+
+def given_code(
+    scheme: object,
+    name: str,
+    allocation: Any,
+    n: Any,
+    k: Any,
+    r: Any,
+    m: int,
+    field: Any,
+) -> tuple[Code | None, Any, str]:
+    """Return the code and batches fixed by `scheme` or `allocation` (else None)."""
+    if allocation is None:
+        return (scheme if isinstance(scheme, Code) else None), None, name
+    code, batches = _allocation_plan(allocation, name, n, k, r, m, field)
+    return code, batches, f"allocation ({allocation.solver})"
+
+
+def whole_batches(lefts: Any) -> list[list[tuple[int, int]]]:
+    """One batch per worker: all of its coded rows."""
+    return [[(0, int(np.shape(left)[0]))] for left in lefts]
+
+
+def run_encoded(
+    client: Client,
+    code: Code,
+    encoded: Any,
+    B: Any,
+    *,
+    name: str,
+    addresses: list[str],
+    batches: Any,
+    began: float,
+    encode_seconds: float,
+    options: ExecutionOptions,
+    placed_lefts: Any = None,
+) -> MatmulResult:
+    """Run encoded operands on `addresses`, decode, and record the call."""
+    from coded.runtime import BackupPolicy, execute
+
+    n = len(addresses)
+    stragglers = options.stragglers
+    faults = None if stragglers is None else stragglers.sample(n, rng=options.rng)
+    weights = [_column_share(encoded.right(i), B) for i in range(n)]
+    run = execute(
+        client,
+        code,
+        encoded,
+        addresses=addresses,
+        batches=batches,
+        faults=faults,
+        timeout=options.timeout,
+        policy=BackupPolicy() if name == "speculative" else None,
+        row_weights=weights,
+        placed_lefts=placed_lefts,
+    )
+    total = time.perf_counter() - began
+    stages = {"encode": encode_seconds, **run.stage_seconds, "total": total}
+    return MatmulResult(
+        product=run.product,
+        scheme=name,
+        n=n,
+        k=int(code.recovery_threshold),
+        call_id=run.call_id,
+        finish_seconds=run.finish_seconds,
+        used_workers=run.used_workers,
+        failed_workers=run.failed_workers,
+        stage_seconds={s: stages[s] for s in STAGES},
+        cancelled_tasks=run.cancelled_tasks,
+        backup_tasks=run.backup_tasks,
+        overlap_seconds=run.overlap_seconds,
+    )

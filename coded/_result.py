@@ -1,0 +1,78 @@
+"""The frozen record of one coded product (:class:`MatmulResult`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+__all__ = ["STAGES", "MatmulResult"]
+
+STAGES = ("encode", "place", "compute", "wait", "decode", "release", "total")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class MatmulResult:
+    """The product of a distributed coded run and its record.
+
+    Parameters
+    ----------
+    product : array
+        ``A @ B`` (a vector when B is one; integers when computed over GF(p)).
+    scheme : str
+        The scheme's name (``"mds"``, ..., or the code's class name).
+    n, k : int
+        Workers used and the code's recovery threshold.
+    call_id : str
+        Identifier in every Dask key of the run (``coded-<call_id>-...``).
+    finish_seconds : tuple of float, length n
+        Seconds from submission until each worker's last piece arrived (NaN if
+        none arrived before decoding).
+    used_workers : tuple of int
+        Workers whose pieces reached the decoder.
+    failed_workers : tuple of int
+        Workers whose tasks raised or whose Dask worker died.
+    stage_seconds : mapping of str to float
+        Wall-clock seconds per stage: ``encode``, ``place`` (scatter),
+        ``compute`` (the longest real multiply inside a used task), ``wait``
+        (submission until decodable), ``decode``, ``release`` (wake injected
+        waits, cancel and release every key) and ``total`` (the whole call,
+        without starting or closing an embedded cluster).
+    cancelled_tasks : int
+        Tasks (copies included) still pending or running when decoding became
+        possible; they were cancelled.
+    backup_tasks : int
+        Speculative copies launched (``scheme="speculative"``).
+    overlap_seconds : float
+        How long this call's tasks queued behind still-running tasks of earlier
+        calls (Dask cannot interrupt a running task).
+    """
+
+    product: Any
+    scheme: str
+    n: int
+    k: int
+    call_id: str
+    finish_seconds: tuple[float, ...]
+    used_workers: tuple[int, ...]
+    failed_workers: tuple[int, ...]
+    stage_seconds: Mapping[str, float]
+    cancelled_tasks: int
+    backup_tasks: int
+    overlap_seconds: float
+
+    def __post_init__(self) -> None:
+        stages = MappingProxyType(dict(self.stage_seconds))
+        object.__setattr__(self, "stage_seconds", stages)
+        if isinstance(self.product, np.ndarray):
+            product = self.product.view()
+            product.setflags(write=False)
+            object.__setattr__(self, "product", product)
+
+    @property
+    def latency_seconds(self) -> float:
+        """End-to-end seconds of the call (``stage_seconds["total"]``)."""
+        return self.stage_seconds["total"]
