@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "Code": "coded.codes",
     "DEFAULT_PRIME": "coded.codes",
     "ExactCode": "coded.codes",
+    "GradientCode": "coded.codes",
     "MDSCode": "coded.codes",
     "PolynomialCode": "coded.codes",
     "ReplicationCode": "coded.codes",
