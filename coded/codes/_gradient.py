@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from coded._validation import check_int
 from coded.errors import NotEnoughResultsError
+from theory._validation import check_int
 
 __all__ = ["CONSTRUCTIONS", "Conditioning", "GradientCode"]
 
