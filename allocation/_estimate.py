@@ -1,4 +1,7 @@
-r"""Worker profiles from measured task times (theory.md section 1)."""
+r"""Worker profiles from measured task times.
+
+The estimator is derived in docs/theory/model.md#estimating-a-profile.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 r"""Allocation solvers: uniform coded, load-balanced uncoded, HCMM, Kim et al., BPCC.
 
-Every solver is a pure function of a profile (theory.md section 1) and the number
+Every solver is a pure function of a profile (docs/theory/model.md) and the number
 ``m`` of rows the decoder needs, and returns a frozen `Allocation` of whole rows
 (and whole batches) per worker.
 

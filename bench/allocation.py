@@ -1,4 +1,4 @@
-"""Heterogeneous load allocation, side by side (issue 6, theory.md section 4).
+"""Heterogeneous load allocation, side by side (issue 6, docs/theory/allocation.md).
 
 For each profile: uniform coded (best total redundancy by search, and at HCMM's
 total rows), load-balanced uncoded, HCMM, Kim et al. (finite-N), BPCC-1 (8 batches
@@ -91,7 +91,9 @@ def emulated(profile: GroupProfile) -> GroupProfile:
 
 
 def replay_latency(alloc: Allocation, per_row: np.ndarray) -> float:
-    """Model latency of `alloc` for one draw of per-row times (theory.md section 4).
+    """Model latency of `alloc` for one draw of per-row times.
+
+    The model is BPCC's, docs/theory/allocation.md#bpcc.
 
     Batch j of worker i ends at ``j (l_i / b_i) per_row_i + j c_i``; the decoder
     finishes when the rows received reach m.

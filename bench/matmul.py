@@ -1,10 +1,10 @@
 """Coded matmul vs uncoded, dask.array, replication and speculative backup tasks.
 
 One embedded cluster of 8 single-threaded workers. Two injected straggler models
-(theory.md section 1, applied inside the tasks):
+(docs/theory/model.md, applied inside the tasks):
 
 - ``homogeneous``: 8 i.i.d. shifted-exponential workers (Lee et al.'s model); the
-  prediction is Lee et al.'s closed form (theory.md section 2);
+  prediction is Lee et al.'s closed form (docs/theory/stragglers.md);
 - ``two-slow``: 6 workers as above and 2 persistently slow ones (mu 5x smaller); the
   prediction is a Monte Carlo of the same ``Stragglers`` spec (no closed form).
 

@@ -1,7 +1,7 @@
 """``python -m coded demo`` (or ``coded demo``): coded vs uncoded under stragglers.
 
 Starts an embedded Dask cluster of 8 single-threaded workers, injects
-shifted-exponential stragglers (theory.md section 1) inside the tasks, runs ``A @ x``
+shifted-exponential stragglers (docs/theory/model.md) inside the tasks, runs ``A @ x``
 uncoded, with 2-replication and with an (8, 6) MDS code, and ``A @ B`` with an (8, 6)
 polynomial code, repeats each R times and prints one table: median latency, speedup
 vs uncoded, the latency Lee et al.'s formulas predict for the injected model, and the
@@ -129,7 +129,7 @@ def run_demo(
         )
     lines.append("")
     lines.append(
-        "theory: E[T] of Lee et al. 2018 (theory.md section 2) for the injected "
+        "theory: E[T] of Lee et al. 2018 (docs/theory/stragglers.md) for the injected "
         "model; compare it with the mean. Every scheme sees the same worker speeds "
         "in a repeat; measured latency also includes Dask scheduling, encoding and "
         "decoding."

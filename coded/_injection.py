@@ -5,7 +5,7 @@ profile, fixed delays, failing tasks, dying workers); :meth:`Stragglers.sample`
 draws one realisation for one coded product (:class:`FaultPlan`); the runtime asks
 the plan for each task's :class:`TaskFault` and ships it with the task, where the
 worker applies it. The profile is the same ``theory.WorkerProfile`` object the
-simulator and the allocators read (theory.md section 1).
+simulator and the allocators read (docs/theory/model.md).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class Stragglers:
     .. math:: T = l \, (a_i + X_i / \mu_i) \cdot \text{time\_unit}
               + \text{delays}_i \text{ seconds},
 
-    the model of Lee et al. (theory.md section 1). The real compute time counts
+    the model of Lee et al. (docs/theory/model.md). The real compute time counts
     towards ``T``: the task waits only for the rest, on a cancel signal, so a task
     the runtime no longer needs stops waiting at once. The load ``l`` of a task
     is its rows times the fraction of B's columns it multiplies by (``1/p_b`` for

@@ -1,11 +1,11 @@
 """theory: closed-form bounds, exact expectations and a Monte Carlo simulator.
 
-Models (theory.md section 1), Lee et al.'s homogeneous latencies (section 2),
-recovery thresholds of MDS, polynomial, MatDot and entangled codes (section 3),
-heterogeneous allocations (HCMM, Kim et al., BPCC; section 4), exact expected
-latencies of an allocation and the physical limit, coded MapReduce loads and the
-K = 3 placement (section 5) and the simulators (section 6). Needs only numpy and
-scipy.
+The shifted-exponential model and the simulators (docs/theory/model.md), Lee et
+al.'s homogeneous latencies (docs/theory/stragglers.md), recovery thresholds of
+MDS, polynomial, MatDot and entangled codes (docs/theory/codes.md), heterogeneous
+allocations (HCMM, Kim et al., BPCC), exact expected latencies of an allocation and
+the physical limit (docs/theory/allocation.md), coded MapReduce loads and the
+K = 3 placement (docs/theory/mapreduce.md). Needs only numpy and scipy.
 """
 
 from __future__ import annotations

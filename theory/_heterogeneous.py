@@ -1,4 +1,6 @@
-r"""Heterogeneous load allocation, theory.md section 4: HCMM, Kim et al. and BPCC.
+r"""Heterogeneous load allocation: HCMM, Kim et al. and BPCC.
+
+The formulas and their derivations are in docs/theory/allocation.md.
 
 Worker ``i`` given ``l_i`` rows in ``b_i`` equal batches finishes batch ``j`` at
 
@@ -378,8 +380,9 @@ def kim_bound(groups: GroupProfile, m: float, *, exact: bool = True) -> KimBound
     As :math:`N_j \to \infty`, :math:`k_j^*/N_j \to 1 + 1/W_j`,
     :math:`T^* = m / \sum_j N_j \mu_j/(-W_j)` and
     :math:`l_j^* = T^* \mu_j / (-(1 + W_j))`, with
-    :math:`W_j = W_{-1}(-e^{-(1 + \mu_j a_j)})`: HCMM's loads (theory.md section 4;
-    the paper states the model and the claim, the formulas are derived here).
+    :math:`W_j = W_{-1}(-e^{-(1 + \mu_j a_j)})`: HCMM's loads
+    (docs/theory/allocation.md#kim-et-al-group-allocation; the paper states the
+    model and the claim, the formulas are derived here).
 
     References
     ----------
@@ -471,8 +474,8 @@ def expected_rows(
         \Big(1 - e^{-\mu_i\left((t/j - c_i)\, b_i/l_i - a_i\right)}\Big)_+ .
 
     With ``b_i = 1``, ``c_i = 0`` this is HCMM's objective [1]_; with batches it
-    is the BPCC objective of theory.md section 4 [2]_ (our formulation: one speed
-    draw per worker per job).
+    is the BPCC objective of docs/theory/allocation.md#bpcc [2]_ (our
+    formulation: one speed draw per worker per job).
 
     References
     ----------
@@ -643,7 +646,7 @@ def bpcc_optimum(
 
     Notes
     -----
-    With :math:`c_i = 0` the problem scales (theory.md section 4):
+    With :math:`c_i = 0` the problem scales (docs/theory/allocation.md#bpcc):
     :math:`E[S_i(\tau)] = \tau\, g_i(l_i/\tau)`,
 
     .. math::

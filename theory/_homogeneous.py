@@ -1,10 +1,10 @@
 r"""Lee et al.'s homogeneous latencies: uncoded, replication and (n, k) MDS.
 
-Every function here works in *job units* (theory.md section 2): a worker given a share
-``1/k`` of the job finishes after ``(1/k)(a + X/mu)``, ``X ~ Exp(1)``. In the per-row
-model of section 1 (a job of ``m`` rows, ``l = m/k`` rows per worker, ``a`` seconds
-per row, ``mu`` rows per second) the latency in seconds is ``m`` times the value
-returned.
+Every function here works in *job units* (docs/theory/stragglers.md#job-units):
+a worker given a share ``1/k`` of the job finishes after ``(1/k)(a + X/mu)``,
+``X ~ Exp(1)``. In the per-row model of docs/theory/model.md (a job of ``m`` rows,
+``l = m/k`` rows per worker, ``a`` seconds per row, ``mu`` rows per second) the
+latency in seconds is ``m`` times the value returned.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def expected_latency_uncoded(n: int, *, a: float, mu: float) -> float:
     -----
     .. math:: \mathbb{E}[T] = \frac{1}{n}\Big(a + \frac{H_n}{\mu}\Big)
 
-    (theory.md section 2, after [1]_).
+    (docs/theory/stragglers.md, after [1]_).
 
     References
     ----------
@@ -172,7 +172,7 @@ def expected_latency_replication(n: int, r: int, *, a: float, mu: float) -> floa
     -----
     .. math:: \mathbb{E}[T] = \frac{r}{n}\Big(a + \frac{H_{n/r}}{r\mu}\Big)
 
-    ``r = 1`` is the uncoded scheme (theory.md section 2, after [1]_).
+    ``r = 1`` is the uncoded scheme (docs/theory/stragglers.md, after [1]_).
 
     References
     ----------
@@ -227,7 +227,7 @@ def expected_latency_mds(n: int, k: int, *, a: float, mu: float) -> float:
     -----
     .. math:: \mathbb{E}[T] = \frac{1}{k}\Big(a + \frac{H_n - H_{n-k}}{\mu}\Big)
 
-    ``k = n`` is the uncoded scheme (theory.md section 2, after [1]_).
+    ``k = n`` is the uncoded scheme (docs/theory/stragglers.md, after [1]_).
 
     References
     ----------
@@ -365,7 +365,7 @@ def expected_latency_mds_asymptotic(n: int, *, a: float, mu: float) -> float:
     -----
     .. math:: \mathbb{E}[T^*] \sim \frac{-W_{-1}\big(-e^{-(1 + \mu a)}\big)}{n\mu}
 
-    (theory.md section 2, after [1]_).
+    (docs/theory/stragglers.md, after [1]_).
 
     References
     ----------

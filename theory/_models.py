@@ -1,7 +1,7 @@
 """Straggler model types: per-worker and per-group shifted-exponential profiles.
 
 Worker ``i`` given ``l_i`` rows finishes at ``T_i = l_i (a_i + X_i / mu_i)`` with
-``X_i ~ Exp(1)`` (theory.md section 1): ``a_i`` is seconds per row (the shift),
+``X_i ~ Exp(1)`` (docs/theory/model.md): ``a_i`` is seconds per row (the shift),
 ``mu_i`` rows per second (the straggling rate). The simulator, the allocators and the
 runtime's straggler injection all read these same objects.
 """

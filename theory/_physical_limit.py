@@ -1,4 +1,6 @@
-r"""The physical limit of section 1: a job ends no earlier than ``m / sum_i speed_i``.
+r"""The physical limit: a job ends no earlier than ``m / sum_i speed_i``.
+
+See docs/theory/model.md#the-physical-limit.
 
 Worker ``i`` computes rows at speed :math:`V_i = 1/(a_i + X_i/\mu_i)`, so a job of
 ``m`` rows under any scheme that wastes no finished work cannot end before
@@ -112,8 +114,9 @@ def expected_physical_limit(profile: WorkerProfile | GroupProfile, m: float) -> 
     Gauss-Legendre rule of 1024 nodes on geometrically graded panels (agrees with
     nested adaptive quadrature to about 1e-13). The cost grows with the number of
     distinct groups, not workers (milliseconds for a few groups). This is the
-    lower bound of theory.md section 1 for any allocation that wastes no finished
-    work, e.g. BPCC with many batches [1]_ or a perfect rateless code.
+    lower bound of docs/theory/model.md#the-physical-limit for any allocation
+    that wastes no finished work, e.g. BPCC with many batches [1]_ or a perfect
+    rateless code.
 
     References
     ----------
@@ -176,7 +179,7 @@ def physical_limit_bound(profile: WorkerProfile | GroupProfile, m: float) -> flo
 
     evaluated for :math:`\mu a > 500` as :math:`e^x E_1(x) = U(1, 1, x)` (Tricomi's
     function) so that it does not overflow. It is also the limit of BPCC's latency
-    as the number of batches grows ([1]_; theory.md section 4).
+    as the number of batches grows ([1]_; docs/theory/allocation.md#bpcc).
 
     References
     ----------

@@ -1,4 +1,6 @@
-r"""The Monte Carlo simulator of theory.md section 6: one entry point for all loads.
+r"""The Monte Carlo simulator: one entry point for all loads.
+
+See docs/theory/model.md#the-monte-carlo-simulator.
 
 A job gives worker ``i`` ``l_i`` rows in ``b_i`` equal batches; batch ``j`` reaches the
 decoder at :math:`T_{ij} = j (l_i/b_i)(a_i + X_i/\mu_i) + j c_i` and the decoder
@@ -105,7 +107,7 @@ def simulate_latency(
         T = \min\Big\{t : \sum_{i,j} \frac{l_i}{b_i} 1[T_{ij} \le t] \ge m\Big\},
 
     by sorting every trial's batch finish times and accumulating their rows
-    (theory.md sections 4 and 6). Trials are processed in chunks of about
+    (docs/theory/allocation.md#bpcc). Trials are processed in chunks of about
     :math:`2 \times 10^6` batch times.
 
     Examples
@@ -173,7 +175,7 @@ def simulate_physical_limit(
     -------
     SimulationResult
         Samples of the latency of a scheme that wastes no finished work (a perfect
-        rateless code with free streaming, theory.md section 1).
+        rateless code with free streaming, docs/theory/model.md#the-physical-limit).
 
     Raises
     ------

@@ -33,7 +33,7 @@ def recovery_threshold_mds(k: int) -> int:
     Notes
     -----
     Any `k` rows of an MDS generator are invertible, so any `k` of the `n`
-    coded results decode ([1]_, theory.md section 3).
+    coded results decode ([1]_, docs/theory/codes.md).
 
     References
     ----------

@@ -62,7 +62,8 @@ def profile_workers(
     Notes
     -----
     With per-row times :math:`y = t / \text{rows}` the estimator is the MLE of
-    theory.md section 1, :math:`\hat a = \min y`, :math:`1/\hat\mu = \bar y - \hat a`,
+    docs/theory/model.md#estimating-a-profile, :math:`\hat a = \min y`,
+    :math:`1/\hat\mu = \bar y - \hat a`,
     with the small-sample corrections of :func:`allocation.estimate_profile`.
     """
     from allocation import estimate_profile

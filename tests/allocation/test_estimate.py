@@ -1,4 +1,4 @@
-"""Profiles from measured task times (theory.md section 1)."""
+"""Profiles from measured task times (docs/theory/model.md#estimating-a-profile)."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""The injection specs are pure data: seeded draws, the theory.md section 1 model."""
+"""The injection specs are pure data: seeded draws of docs/theory/model.md."""
 
 import re
 

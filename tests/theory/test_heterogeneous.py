@@ -1,4 +1,4 @@
-"""HCMM, Kim et al. and BPCC (theory.md section 4) against independent solves."""
+"""HCMM, Kim et al. and BPCC (docs/theory/allocation.md) against independent solves."""
 
 import itertools
 import re
@@ -26,7 +26,7 @@ THREE_GROUPS = GroupProfile(N=[20, 30, 50], a=[1, 1, 1], mu=[4, 2, 1])
 
 
 def as_given(value, text):
-    """Round `value` to the decimals of the check value `text` (theory.md)."""
+    """Round `value` to the decimals of check value `text` (docs/theory/)."""
     decimals = len(text.split(".")[1]) if "." in text else 0
     return f"{value:.{decimals}f}"
 

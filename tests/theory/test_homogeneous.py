@@ -25,7 +25,7 @@ def _sig(x, digits=3):
     return float(f"{x:.{digits}g}")
 
 
-# --- theory.md section 2 check values -----------------------------------------
+# --- check values of docs/theory/stragglers.md ------------------------------
 
 
 def test_check_values_n100_mu1_a1():

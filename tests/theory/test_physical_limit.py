@@ -19,7 +19,7 @@ KIM = GroupProfile(N=[20, 30, 50], a=[1, 1, 1], mu=[4, 2, 1])
 
 
 def test_check_values_kim_profile():
-    # theory.md section 4: limit 14.705; Monte Carlo of E[T_ideal] ~ 14.715
+    # docs/theory/allocation.md#bpcc: limit 14.705; Monte Carlo of E[T_ideal] ~ 14.715
     assert round(physical_limit_bound(KIM, 1000.0), 3) == 14.705
     exact = expected_physical_limit(KIM, 1000.0)
     assert float(f"{exact:.3g}") == 14.7

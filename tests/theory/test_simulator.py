@@ -1,4 +1,7 @@
-"""The general simulator and the exact allocation latencies (theory.md section 6)."""
+"""The general simulator and the exact allocation latencies.
+
+See docs/theory/model.md#the-monte-carlo-simulator.
+"""
 
 import re
 
@@ -79,7 +82,8 @@ def test_hcmm_expected_latency_approaches_tau(n, rel):
     opt = bpcc_optimum(g, m, batches=1, l_max=np.inf)
     trials = 4000 if n < 1000 else 400
     result = simulate_latency(g, opt.loads, m=m, trials=trials, rng=n)
-    # theory.md: simulated 252.9 (n=10), 250.8 (n=100), 250.56 (n=1000).
+    # docs/theory/allocation.md#hcmm: simulated 252.9 (n=10), 250.8 (n=100),
+    # 250.56 (n=1000).
     assert result.mean > tau - 5 * result.stderr
     assert abs(result.mean - tau) / tau < rel + 5 * result.stderr / tau
 
