@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -280,7 +281,19 @@ def check_finite_matrix(
     >>> check_finite_matrix([[1, 2]], "A").dtype.kind
     'i'
     """
-    array = np.asarray(values)
+    if _is_sparse(values):
+        raise TypeError(
+            f"`{name}` is a sparse matrix ({type(values).__name__}); coded encodes "
+            f"dense arrays only: pass `{name}.toarray()` (coded shares of a sparse "
+            "matrix are dense in general)."
+        )
+    try:
+        array = np.asarray(values)
+    except ValueError as error:  # ragged nested sequences
+        raise ValueError(
+            f"`{name}` must be a rectangular array, got {type(values).__name__} "
+            f"that numpy cannot convert ({error})."
+        ) from None
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     if array.dtype == np.bool_ or array.dtype.kind not in "iuf":
         raise TypeError(
@@ -296,3 +309,9 @@ def check_finite_matrix(
         if array.size and not (np.isfinite(array.min()) and np.isfinite(array.max())):
             raise ValueError(f"`{name}` must be finite (no NaN or inf).")
     return array
+
+
+def _is_sparse(values: object) -> bool:
+    """Whether `values` is a scipy.sparse matrix or array (scipy not imported)."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(values))

@@ -138,23 +138,36 @@ def _as_residues(value: Any, name: str, p: int, ndim: tuple[int, ...]) -> np.nda
                 f"`{name}` must have ndim in {ndim}, got shape {array.shape}."
             )
         return array
-    array = _integer_array(value, name, ndim)
+    array = _integer_array(value, name, ndim)  # compared in its own dtype: exact
     if array.size and (array.min() < 0 or array.max() >= p):
         raise ValueError(
             f"`{name}` entries must lie in the field [0, {p}) next to a FieldArray, "
             f"got min={array.min()}, max={array.max()}."
         )
-    return array
+    return array.astype(np.int64, copy=False)
 
 
 def _integer_array(value: Any, name: str, ndim: tuple[int, ...]) -> np.ndarray:
+    """Return `value` as an integer array in its own dtype (no lossy cast)."""
     array = check_finite_matrix(value, name, ndim=ndim)
     if array.dtype.kind not in "iu":
         raise TypeError(
             f"`{name}` must be an integer array or a galois FieldArray for a code "
             f"over GF(p), got dtype {array.dtype}."
         )
-    return np.asarray(array, dtype=np.int64)
+    return array
+
+
+def _max_abs(array: np.ndarray) -> int:
+    """``max |x|`` as a Python int, exact at every dtype's limits (int64 min too)."""
+    return max(abs(int(array.min())), abs(int(array.max()))) if array.size else 0
+
+
+def _signed_residues(array: np.ndarray, p: int) -> np.ndarray:
+    """Integers of any dtype mod `p` as int64, exact (uint64 above 2^63 included)."""
+    if array.dtype == np.uint64:
+        return np.mod(array, np.uint64(p)).astype(np.int64)
+    return np.mod(array.astype(np.int64, copy=False), p)
 
 
 def _real_array(value: Any, name: str, ndim: tuple[int, ...]) -> np.ndarray:
@@ -178,7 +191,8 @@ def prepare_single(X: Any, p: int | None, name: str = "X") -> tuple[np.ndarray, 
     elif is_field_array(X):
         array, output = _as_residues(X, name, p, (2,)), "field"
     else:
-        array, output = np.mod(_integer_array(X, name, (2,)), p), "signed"
+        array = _signed_residues(_integer_array(X, name, (2,)), p)
+        output = "signed"
     _check_nonempty(array, name)
     return array, output
 
@@ -196,9 +210,9 @@ def prepare_operands(A: Any, B: Any, p: int | None) -> Operands:
         output = "signed"
     ops = _chained(A_, B_, output)
     if output == "signed":
-        a_bound = A_.shape[1] * int(np.abs(A_).max())
+        a_bound = A_.shape[1] * _max_abs(A_)
         _check_exact_bound(a_bound, B_, p)
-        ops = _chained(np.mod(A_, p), np.mod(B_, p), output)
+        ops = _chained(_signed_residues(A_, p), _signed_residues(B_, p), output)
         return replace(ops, a_bound=a_bound)
     return ops
 
@@ -225,7 +239,7 @@ def prepare_right(
         )
     if output == "signed":
         _check_exact_bound(a_bound, B_, p)
-        return np.mod(B_, p)
+        return _signed_residues(B_, p)
     return B_
 
 
@@ -252,7 +266,7 @@ def _chained(A: np.ndarray, B: np.ndarray, output: Output) -> Operands:
 
 def _check_exact_bound(a_bound: int, B: np.ndarray, p: int) -> None:
     """Raise unless ``2 * a_bound * max|B| < p``, ``a_bound = d max|A|`` (exact)."""
-    bound = a_bound * int(np.abs(B).max())
+    bound = a_bound * _max_abs(B)
     if 2 * bound >= p:
         raise ValueError(
             "exact integer results need 2 * max|C| < p; the inputs only guarantee "
@@ -262,12 +276,26 @@ def _check_exact_bound(a_bound: int, B: np.ndarray, p: int) -> None:
 
 
 def lift(residues: np.ndarray, output: Output, p: int | None) -> Any:
-    """Return decoded `residues` in the caller's semantics."""
+    """Return decoded `residues` in the caller's semantics.
+
+    A real product that is not finite (its pieces were) overflowed float64 while
+    decoding: that raises, never returns infinities for a finite answer.
+    """
+    if output == "real" and not _all_finite(residues):
+        raise ValueError(
+            "decoding overflows float64: the decoded product is not finite though "
+            "every piece was; scale the operands down."
+        )
     if output in ("real", "residue"):
         return residues
     if output == "field":
         return galois_field(p)(residues)
     return np.where(residues > p // 2, residues - p, residues)
+
+
+def _all_finite(array: np.ndarray) -> bool:
+    """Whether a float array has no NaN or inf (min/max: two passes, no temporary)."""
+    return not array.size or bool(np.isfinite(array.min()) and np.isfinite(array.max()))
 
 
 def as_output(array: np.ndarray, output: Output, p: int | None) -> Any:
@@ -341,9 +369,15 @@ def encode_product(
             sources = buffer[:, : stop - start]
             np.concatenate((full[:, start:stop], tail[:, start:stop]), out=sources)
         if p is None:
-            np.matmul(G, sources, out=out[:, start:stop])
+            with np.errstate(over="ignore", invalid="ignore"):  # raised below
+                np.matmul(G, sources, out=out[:, start:stop])
         else:
             _modular.matmul_mod_into(G, sources, p, out[:, start:stop])
+    if p is None and not _all_finite(out):
+        raise ValueError(
+            "encoding overflows float64: a coded share (a combination of up to "
+            f"{G.shape[1]} blocks) is not finite; scale the operand down."
+        )
     return out
 
 

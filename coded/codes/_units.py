@@ -483,8 +483,14 @@ class UnitDecoder(Decoder):
         if self.is_decodable or stop == start:
             return
         base = int(code._offsets[worker]) * rows
+        received = self._received.reshape(-1)[base + start : base + stop]
+        if received.any():
+            raise ValueError(
+                f"`piece` repeats rows of worker {worker} that were already added "
+                f"(rows {start}..{stop}); add each row of a result once."
+            )
         self._values[base + start : base + stop] = value
-        self._received.reshape(-1)[base + start : base + stop] = True
+        received[:] = True
         self._usable = code._usable(self._received)
 
     def _check_value(self, value: Any, count: int) -> np.ndarray:
@@ -501,7 +507,10 @@ class UnitDecoder(Decoder):
         if p is None:
             array = np.asarray(array, dtype=np.float64)
             if not np.all(np.isfinite(array)):
-                raise ValueError("`piece.value` must be finite (no NaN or inf).")
+                raise ValueError(
+                    "`piece.value` must be finite (no NaN or inf). From finite "
+                    "operands, the worker's product overflowed float64."
+                )
         else:
             if array.dtype.kind == "f":
                 raise TypeError(
