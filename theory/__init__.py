@@ -5,7 +5,8 @@ al.'s homogeneous latencies (docs/theory/stragglers.md), recovery thresholds of
 MDS, polynomial, MatDot and entangled codes (docs/theory/codes.md), heterogeneous
 allocations (HCMM, Kim et al., BPCC), exact expected latencies of an allocation and
 the physical limit (docs/theory/allocation.md), coded MapReduce loads and the
-K = 3 placement (docs/theory/mapreduce.md). Needs only numpy and scipy.
+K = 3 placement (docs/theory/mapreduce.md), the step times of gradient coding
+and its baselines (docs/theory/gradient_coding.md). Needs only numpy and scipy.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ from theory._cdc import (
 from theory._exact_latency import (
     expected_allocation_latency,
     expected_order_statistics,
+)
+from theory._gradient import (
+    expected_gradient_step_time,
+    gradient_loads,
+    simulate_gradient_step_time,
 )
 from theory._heterogeneous import (
     BPCCOptimum,
@@ -66,6 +72,7 @@ __all__ = [
     "bpcc_optimum",
     "bpcc_tau",
     "expected_allocation_latency",
+    "expected_gradient_step_time",
     "expected_kth_completion",
     "expected_latency_mds",
     "expected_latency_mds_asymptotic",
@@ -74,6 +81,7 @@ __all__ = [
     "expected_order_statistics",
     "expected_physical_limit",
     "expected_rows",
+    "gradient_loads",
     "hcmm_lambda",
     "hcmm_latency",
     "hcmm_loads",
@@ -91,6 +99,7 @@ __all__ = [
     "recovery_threshold_matdot",
     "recovery_threshold_mds",
     "recovery_threshold_polynomial",
+    "simulate_gradient_step_time",
     "simulate_homogeneous",
     "simulate_latency",
     "simulate_physical_limit",
