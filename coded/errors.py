@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["DecodingError", "IllConditionedWarning", "NotEnoughResultsError"]
+__all__ = [
+    "DecodingError",
+    "GradientError",
+    "IllConditionedWarning",
+    "NotEnoughResultsError",
+]
 
 
 class DecodingError(ValueError):
@@ -23,3 +28,10 @@ class NotEnoughResultsError(DecodingError):
 
 class IllConditionedWarning(RuntimeWarning):
     """A real-valued decode whose condition number makes the answer untrustworthy."""
+
+
+class GradientError(ValueError):
+    """A user's ``grad`` raised, or returned a wrong shape or non-finite values.
+
+    The message names the worker and the data partition.
+    """

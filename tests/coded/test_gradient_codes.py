@@ -147,3 +147,56 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="must have n=4 rows"):
         code.encode(np.ones((3, 2)))
     assert issubclass(NotEnoughResultsError, DecodingError)
+
+
+@given(data=st.data())
+def test_schemes_decode_worker_combines_in_any_arrival_order(data):
+    from coded.codes import Piece
+    from coded.codes._gradient_schemes import (
+        GRADIENT_SCHEMES,
+        GradientScheme,
+        WorkerShare,
+        combine,
+    )
+
+    name = data.draw(st.sampled_from(GRADIENT_SCHEMES), label="scheme")
+    n = data.draw(st.integers(1, 8), label="n")
+    s = data.draw(st.integers(0, n - 1), label="s")
+    scheme = GradientScheme(name, n, s, partition_rows=[2] * n)
+    G = _partials(data, n)
+
+    def grad(partition, params):
+        return G[partition] * params
+
+    shares = [
+        WorkerShare(
+            worker=i,
+            partitions=support,
+            data=support,
+            coefficients=scheme.coefficients(i),
+            grad=grad,
+        )
+        for i, support in enumerate(scheme.supports)
+    ]
+    order = data.draw(st.permutations(range(n)), label="arrivals")
+    decoder = scheme.decoder(scheme.encode_operands(shares, np.ones(G.shape[1])))
+    for i in order:
+        if decoder.is_decodable:
+            break
+        value = combine(shares[i], np.ones(G.shape[1]))
+        decoder.add(Piece(worker=i, start=0, stop=1, value=value))
+    received = list(decoder.returns)
+    assert len(received) <= scheme.recovery_threshold
+    if name == "ignore":
+        kept = list(received)
+        expected = G[kept].sum(axis=0) * n / len(kept)
+    else:
+        expected = G.sum(axis=0)
+    kappa = 1.0 if name != "coded" else scheme.code.condition_number(received)
+    scale = np.abs(G).sum() * n
+    np.testing.assert_allclose(
+        decoder.decode(), expected, atol=100 * n * kappa * EPS * scale
+    )
+    assert scheme.missing_partitions(received) == (
+        tuple(j for j in range(n) if j not in received) if name == "ignore" else ()
+    )
