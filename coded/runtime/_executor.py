@@ -11,6 +11,7 @@ are an execution policy of the same loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import statistics
 import time
@@ -19,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dask._task_spec import Task, TaskRef
+from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from distributed import Client, Future, as_completed
 
 from coded._injection import FaultPlan, TaskFault
@@ -40,6 +43,7 @@ _LIVENESS_SECONDS = 0.25
 _IDLE_POLL_SECONDS = 0.25
 _BACKUP_POLL_SECONDS = 0.01
 _FORGET_POLLS = 5_000  # 10 s at 2 ms
+EMBED_BYTES = 1 << 20  # a shared right operand up to 1 MiB travels in the tasks
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,6 +172,7 @@ class _Run:
         self.client, self.code, self.encoded = client, code, encoded
         self.placed_lefts = None if placed_lefts is None else list(placed_lefts)
         self.lefts: list[Future] = []
+        self.shared_right: Any = None
         self.addresses, self.faults, self.call_id = list(addresses), faults, call_id
         self.n = len(addresses)
         self.row_weights = list(row_weights)
@@ -187,21 +192,43 @@ class _Run:
         return "-".join(["coded", self.call_id, *map(str, parts)])
 
     def place(self) -> None:
-        """Scatter each worker's operands to it (one scatter per worker, at once).
+        """Ship the operands: lefts once per worker, a shared right at most once.
 
-        With placed lefts only the right operands are shipped.
+        A shared right operand (row codes) of at most `EMBED_BYTES` travels inside
+        the task messages (no round trip of its own); a larger one is scattered
+        to every worker in one call. Per-worker rights are scattered together.
         """
-        per_worker = [
-            {self._key("right", i): self.encoded.right(i)} for i in range(self.n)
-        ]
+        per_worker: list[dict[str, Any]] = [{} for _ in range(self.n)]
         if self.placed_lefts is None:
             for i, data in enumerate(per_worker):
                 data[self._key("left", i)] = self.encoded.lefts[i]
-        self.data.update(scatter_to_workers(self.client, per_worker, self.addresses))
+        if self.encoded.rights is not None:
+            for i, data in enumerate(per_worker):
+                data[self._key("right", i)] = self.encoded.rights[i]
+        if any(per_worker):
+            self.data.update(
+                scatter_to_workers(self.client, per_worker, self.addresses)
+            )
+        shared = self.encoded.shared_right
+        if self.encoded.rights is None and _nbytes(shared) > EMBED_BYTES:
+            key = self._key("right")
+            self.data.update(
+                self.client.scatter(
+                    {key: shared}, workers=self.addresses, broadcast=True, hash=False
+                )
+            )
+            self.shared_right = self.data[key]
+        else:
+            self.shared_right = shared
         self.lefts = list(
             self.placed_lefts
             or (self.data[self._key("left", i)] for i in range(self.n))
         )
+
+    def _right(self, task: _Task) -> Any:
+        if self.encoded.rights is None:
+            return self.shared_right
+        return self.data[self._key("right", task.worker)]
 
     def _fault(self, task: _Task, host: int) -> TaskFault:
         if self.faults is None:
@@ -209,22 +236,30 @@ class _Run:
         rows = (task.stop - task.start) * self.row_weights[task.worker]
         return self.faults.task_fault(host, rows=rows, backup=host != task.worker)
 
-    def _submit(
-        self, task: _Task, host: int, key: str, previous: Future | None
-    ) -> Future:
-        right_owner = task.worker if self.encoded.rights is not None else host
+    def _batch_task(
+        self, task: _Task, host: int, key: str, previous: Any
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Arguments of ``run_batch`` for one copy of `task` on `host`."""
+        args = (self.lefts[task.worker], self._right(task))
+        kwargs = {
+            "multiply": self.code.multiply,
+            "worker": task.worker,
+            "start": task.start,
+            "stop": task.stop,
+            "fault": self._fault(task, host),
+            "call_id": self.call_id,
+            "submitted_at": time.time(),
+            "previous": previous,
+        }
+        return args, kwargs
+
+    def _submit(self, task: _Task, host: int, key: str) -> Future:
+        """Submit one more copy of `task` on `host` (a speculative backup)."""
+        args, kwargs = self._batch_task(task, host, key, None)
         future = self.client.submit(
             run_batch,
-            self.lefts[task.worker],
-            self.data[self._key("right", right_owner)],
-            multiply=self.code.multiply,
-            worker=task.worker,
-            start=task.start,
-            stop=task.stop,
-            fault=self._fault(task, host),
-            call_id=self.call_id,
-            submitted_at=time.time(),
-            previous=previous,
+            *args,
+            **kwargs,
             key=key,
             workers=[self.addresses[host]],
             allow_other_workers=False,
@@ -235,8 +270,13 @@ class _Run:
         return future
 
     def submit(self, batches: Sequence[Sequence[tuple[int, int]]]) -> list[Future]:
-        futures = []
+        """Submit every worker's batch chain as one graph (one scheduler message).
+
+        Batch ``j + 1`` of a worker depends on its batch ``j``; each task is
+        pinned to its worker by its layer's annotations.
+        """
         self.submitted_at = time.perf_counter()
+        keys, layers, dependencies = [], {}, {}
         for i, ranges in enumerate(batches):
             previous = None
             for j, (start, stop) in enumerate(ranges):
@@ -244,8 +284,25 @@ class _Run:
                 task = self.tasks[key] = _Task(
                     worker=i, batch=j, start=start, stop=stop
                 )
-                previous = self._submit(task, i, key, previous)
-                futures.append(previous)
+                reference = None if previous is None else TaskRef(previous)
+                args, kwargs = self._batch_task(task, i, key, reference)
+                layers[key] = MaterializedLayer(
+                    {key: Task(key, run_batch, *args, **kwargs)},
+                    annotations={
+                        "workers": [self.addresses[i]],
+                        "allow_other_workers": False,
+                        "retries": 0,
+                    },
+                )
+                dependencies[key] = set() if previous is None else {previous}
+                keys.append(key)
+                previous = key
+        graph = HighLevelGraph(layers, dependencies)
+        futures = self.client.get(graph, keys, sync=False)
+        for key, future in zip(keys, futures, strict=True):
+            task = self.tasks[key]
+            task.copies.append(future)
+            task.hosts.append(self.addresses[task.worker])
         return futures
 
     # ---- collect ---------------------------------------------------------
@@ -310,7 +367,7 @@ class _Run:
             if task.is_outstanding and len(task.copies) == 1:
                 key = f"{task.copies[0].key}-backup"
                 assert self.ac is not None
-                self.ac.add(self._submit(task, idle.pop(0), key, None))
+                self.ac.add(self._submit(task, idle.pop(0), key))
                 self.backups += 1
 
     def wait(self, futures: list[Future], *, timeout: float, policy: Any) -> None:
@@ -338,7 +395,12 @@ class _Run:
 
     # ---- release ---------------------------------------------------------
     def release(self) -> int:
-        """Cancel and drop every future, wake injected waits; count cancellations."""
+        """Drop every future and wake injected waits, without waiting; count cancels.
+
+        Releasing the last reference to a key makes the scheduler forget it (and
+        cancel it if it has not run); a running task cannot be interrupted, so its
+        injected wait is woken by the call's cancel signal, sent fire-and-forget.
+        """
         running = {
             host
             for t in self.tasks.values()
@@ -346,20 +408,32 @@ class _Run:
             if not copy.done()
         }
         cancelled = sum(not f.done() for t in self.tasks.values() for f in t.copies)
-        everything = [f for t in self.tasks.values() for f in t.copies]
-        alive = forget(self.client, [*everything, *self.data.values()])
-        if running & alive:
-            self.client.run(
-                signal_cancel,
-                self.call_id,
-                workers=sorted(running & alive),
-                wait=False,
-                on_error="ignore",
+        if self.ac is not None:
+            self.ac.clear()
+        for future in [f for t in self.tasks.values() for f in t.copies]:
+            future.release()
+        for future in self.data.values():
+            future.release()
+        if running and self.faults is not None:
+            self.client.loop.add_callback(
+                functools.partial(
+                    self.client.run,
+                    signal_cancel,
+                    self.call_id,
+                    workers=sorted(running),
+                    wait=False,
+                    on_error="ignore",
+                    asynchronous=True,
+                )
             )
         self.tasks.clear()
         self.data.clear()
         self.ac = None
         return cancelled
+
+
+def _nbytes(value: Any) -> int:
+    return int(getattr(value, "nbytes", 0))
 
 
 def execute(

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from coded import LocalCodedCluster
@@ -16,13 +18,24 @@ def cluster():
 def client(cluster):
     yield cluster.client
     # every test must leave the scheduler empty: no task of any call survives
-    assert cluster.client.run_on_scheduler(_scheduler_keys) == []
+    assert scheduler_keys(cluster.client, "") == []
 
 
 def _scheduler_keys(dask_scheduler):
     return [key for key in dask_scheduler.tasks if str(key).startswith("coded-")]
 
 
-def scheduler_keys(client, call_id):
-    """Keys of call `call_id` the scheduler still holds."""
-    return [k for k in client.run_on_scheduler(_scheduler_keys) if call_id in str(k)]
+def scheduler_keys(client, call_id, *, settle_seconds=5.0):
+    """Keys of call `call_id` the scheduler still holds once releases settled.
+
+    A call releases its keys without waiting for the scheduler to forget them;
+    poll until none is left or `settle_seconds` have passed.
+    """
+    deadline = time.monotonic() + settle_seconds
+    while True:
+        keys = [
+            k for k in client.run_on_scheduler(_scheduler_keys) if call_id in str(k)
+        ]
+        if not keys or time.monotonic() > deadline:
+            return keys
+        time.sleep(0.01)

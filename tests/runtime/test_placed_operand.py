@@ -76,7 +76,10 @@ def test_repeated_products_over_the_reals_equal_numpy(client, kwargs, name):
             assert result.scheme == name
             assert scheduler_keys(client, result.call_id) == []
             # the shares stay placed between calls
-            assert len(scheduler_keys(client, placed.placement_id)) == N_WORKERS
+            placement_keys = scheduler_keys(
+                client, placed.placement_id, settle_seconds=0
+            )
+            assert len(placement_keys) == N_WORKERS
     assert placed.is_released
     _assert_no_placement_keys(client, placed)
 
