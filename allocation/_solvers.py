@@ -11,6 +11,14 @@ maximises); ``tau`` is then recomputed for the integer loads and the choice
 repeated. Integer loads always hold more than ``m`` rows, so the decoding
 condition ``E[S(tau)] = m`` is met at a finite ``tau``.
 
+*Blocks.* Loads are whole blocks of ``v = ceil(m / u)`` rows, ``u`` source
+blocks (`blocks`, default ``min(m, max(256, 16 n))``): the solvers work in block
+units (a worker's per-block shift ``v a_i`` and rate ``mu_i / v``, ``u`` blocks to
+decode) and return rows. With ``m <= u`` a block is one row, exactly the papers'
+row model; otherwise rounding to blocks costs at most what rounding each worker to
+whole blocks costs (at least ~16 blocks per worker by default), which the
+benchmark measures against the row-level allocation.
+
 *Predicted latency.* ``Allocation.expected_latency`` is the exact expected
 decoding latency of the integer allocation under the model
 (`theory.expected_allocation_latency`, quadrature to ~1e-9 relative); the
@@ -20,7 +28,7 @@ simulator's mean agrees with it within Monte Carlo error.
 from __future__ import annotations
 
 import math
-import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,11 +41,14 @@ from theory import (
     expected_allocation_latency,
     expected_order_statistics,
     expected_rows,
+    hcmm_lambda,
     hcmm_latency,
     hcmm_loads,
     kim_bound,
+    waterfill_time,
 )
 from theory._validation import check_int, check_real
+from theory._heterogeneous import BATCH_CHOICES
 
 __all__ = [
     "solve_bpcc",
@@ -47,8 +58,9 @@ __all__ = [
     "solve_uniform",
 ]
 
-_BATCH_CANDIDATES = (1, 2, 4, 8, 16, 32, 64)
 _ROUNDING_PASSES = 3
+_MIN_BLOCKS = 256
+_BLOCKS_PER_WORKER = 16
 
 
 def _check_problem(profile: object, m: object) -> tuple[WorkerProfile, int]:
@@ -63,35 +75,56 @@ def _check_problem(profile: object, m: object) -> tuple[WorkerProfile, int]:
     return profile, check_int(m, "m", min_value=1)
 
 
+@dataclass(frozen=True, slots=True)
+class _Grain:
+    """The block units a solver works in: ``u`` blocks of ``v`` rows for m rows."""
+
+    workers: WorkerProfile  # per-block parameters (v a_i, mu_i / v)
+    m: int  # rows of A
+    u: int  # source blocks the decoder needs
+    v: int  # rows per block
+
+
+def _grain(workers: WorkerProfile, m: int, blocks: object) -> _Grain:
+    """Choose ``v = ceil(m / blocks)`` rows per block and the per-block profile."""
+    if blocks is None:
+        blocks = min(m, max(_MIN_BLOCKS, _BLOCKS_PER_WORKER * workers.n))
+    blocks = check_int(blocks, "blocks", min_value=1, max_value=m)
+    v = -(-m // blocks)
+    if v == 1:
+        return _Grain(workers, m, m, 1)
+    return _Grain(workers.per_block(v), m, -(-m // v), v)
+
+
 def _finish(
-    workers: WorkerProfile,
-    m: int,
+    grain: _Grain,
     loads: np.ndarray,
     solver: str,
     *,
     batches: np.ndarray | None = None,
     overhead: np.ndarray | None = None,
 ) -> Allocation:
-    """Attach the exact expected latency and build the Allocation."""
-    batches = np.ones(workers.n, dtype=np.int64) if batches is None else batches
+    """Attach the exact expected latency and build the Allocation (loads in blocks)."""
+    n = grain.workers.n
+    batches = np.ones(n, dtype=np.int64) if batches is None else batches
     batches = np.where(loads > 0, batches, 1)
-    overhead = np.zeros(workers.n) if overhead is None else overhead
+    overhead = np.zeros(n) if overhead is None else overhead
     latency = expected_allocation_latency(
-        workers, loads, m=m, batches=batches, overhead=overhead
+        grain.workers, loads, m=grain.u, batches=batches, overhead=overhead
     )
     return Allocation(
-        loads=loads,
+        loads=loads * grain.v,
         batches=batches,
-        m=m,
+        m=grain.m,
         expected_latency=latency,
         solver=solver,
         overhead=overhead,
+        block_rows=grain.v,
     )
 
 
 def _round(
-    workers: WorkerProfile,
-    m: int,
+    grain: _Grain,
     tau: float,
     options: list[tuple[np.ndarray, np.ndarray, float]],
     *,
@@ -102,8 +135,10 @@ def _round(
 
     `options` holds ``(batches, real loads, tau of those loads)``; a worker's
     candidates are the floor and ceiling batch sizes of each option, rescaled to
-    the current design time, judged by the worker's expected rows at that time.
+    the current design time, judged by the worker's expected rows at that time
+    (all in blocks).
     """
+    workers, m = grain.workers, grain.u
     candidates = []
     for b, loads, tau_b in options:
         size = loads / b * (tau / tau_b)
@@ -136,8 +171,9 @@ def _top_up(workers, m, tau, loads, batches, overhead, cap):
         room = loads + batches <= cap
         if not room.any():
             raise ValueError(
-                f"the storage cap `l_max` is too small to hold more than m={m} rows "
-                f"in whole batches, got at most {int(loads.sum())}."
+                f"`l_max` is too small: the workers hold at most "
+                f"{int(loads.sum())} blocks in whole batches, the decoder needs more "
+                f"than u={m}; raise `l_max`, fix fewer `batches`, or add workers."
             )
         gain = expected_rows(
             workers,
@@ -154,28 +190,61 @@ def _top_up(workers, m, tau, loads, batches, overhead, cap):
     return loads, batches
 
 
+def _cap_blocks(l_max: object, grain: _Grain, *, default: float) -> np.ndarray:
+    """Return the per-worker cap ``l_max`` (rows) in whole blocks; `default` if None."""
+    n = grain.workers.n
+    if l_max is None:
+        return np.full(n, float(default))
+    caps = np.atleast_1d(np.asarray(l_max, dtype=np.float64))
+    if caps.ndim != 1 or caps.shape[0] not in (1, n):
+        raise ValueError(
+            f"`l_max` must be a scalar or have one entry per worker ({n}), got "
+            f"shape {caps.shape}."
+        )
+    if np.any(np.isnan(caps)) or np.any(caps <= 0.0):
+        raise ValueError(f"`l_max` entries must be > 0 rows, got {caps.tolist()}.")
+    blocks = np.floor(np.broadcast_to(caps, (n,)) / grain.v)
+    if float(blocks.sum()) <= grain.u:
+        raise ValueError(
+            f"`l_max` is too small: the workers hold at most {int(blocks.sum())} "
+            f"blocks of {grain.v} rows, the decoder needs more than u={grain.u} "
+            f"(m={grain.m} rows); raise `l_max` or add workers."
+        )
+    return blocks
+
+
+def _check_batches(batches: object) -> object:
+    if batches is None or np.ndim(batches) == 0:
+        return batches
+    return np.asarray(batches)
+
+
 def solve_uniform(
     profile: WorkerProfile | GroupProfile,
     m: int,
     *,
     n_rows: int | None = None,
     redundancy: float | None = None,
+    blocks: int | None = None,
 ) -> Allocation:
-    r"""Uniform coded allocation: equal rows per worker, decode at any ``m`` rows.
+    r"""Uniform coded allocation: equal loads per worker, decode at any ``u`` blocks.
 
     Parameters
     ----------
     profile : WorkerProfile or GroupProfile
-        Per-worker ``(a_i, mu_i)``.
+        Per-worker ``(a_i, mu_i, c_i)`` in seconds.
     m : int
-        Rows the decoder needs, ``m >= 1``.
+        Rows of A, ``m >= 1``.
     n_rows : int, optional
-        Total coded rows ``>= m``, split as evenly as possible (loads differ by at
-        most one row).
+        Total coded rows ``>= m``, split as evenly as possible in whole blocks
+        (loads differ by at most one block).
     redundancy : float, optional
         Total rows as a multiple of ``m`` (``>= 1``), rounded up. Give at most one
         of `n_rows` and `redundancy`; with neither, the best equal load is found by
         search.
+    blocks : int, optional
+        Source blocks ``u`` (see the module notes; default
+        ``min(m, max(256, 16 n))``).
 
     Returns
     -------
@@ -189,12 +258,14 @@ def solve_uniform(
 
     Notes
     -----
-    With equal loads ``l`` the decoder waits for the ``k = ceil(m/l)`` fastest
-    workers, :math:`E[T] = l\,E[Y_{(k:n)}]`, :math:`Y_i = a_i + X_i/\mu_i`. The
-    search evaluates every ``k = 1..n`` with ``l = ceil(m/k)`` from the exact
-    order statistics (`theory.expected_order_statistics`) and keeps the best: the
-    uniform code at its best total redundancy (Lee et al. 2018 for identical
-    workers, where the order statistic is :math:`a + (H_n - H_{n-k})/\mu`).
+    With equal loads ``L`` (blocks) the decoder waits for the ``k = ceil(u/L)``
+    fastest workers, :math:`E[T] = c + L\,E[Y_{(k:n)}]`, :math:`Y_i = a_i +
+    X_i/\mu_i` per block, when every ``c_i = c`` (otherwise the search uses the
+    mean ``c``; the reported latency is exact either way). The search evaluates
+    every ``k = 1..n`` with ``L = ceil(u/k)`` from the exact order statistics
+    (`theory.expected_order_statistics`) and keeps the best: the uniform code at
+    its best total redundancy (Lee et al. 2018 for identical workers, where the
+    order statistic is :math:`a + (H_n - H_{n-k})/\mu`).
 
     References
     ----------
@@ -209,38 +280,46 @@ def solve_uniform(
     [3, 3, 3, 3]
     """
     workers, m = _check_problem(profile, m)
-    n = workers.n
+    grain = _grain(workers, m, blocks)
+    n, u = workers.n, grain.u
     if n_rows is not None and redundancy is not None:
         raise ValueError("give at most one of `n_rows` and `redundancy`, got both.")
     if redundancy is not None:
         redundancy = check_real(redundancy, "redundancy", min_value=1.0)
         n_rows = math.ceil(redundancy * m - 1e-9)
     if n_rows is None:
-        order = expected_order_statistics(workers)
+        order = expected_order_statistics(grain.workers)
         k = np.arange(1, n + 1)
-        rows = np.ceil(m / k)
-        needed = np.ceil(m / rows).astype(np.int64)
-        loads = np.full(n, int(rows[np.argmin(rows * order[needed - 1])]))
+        size = np.ceil(u / k)
+        needed = np.ceil(u / size).astype(np.int64)
+        predicted = grain.workers.c.mean() + size * order[needed - 1]
+        loads = np.full(n, int(size[np.argmin(predicted)]))
     else:
         n_rows = check_int(n_rows, "n_rows", min_value=m)
-        loads = np.full(n, n_rows // n) + (np.arange(n) < n_rows % n)
-    return _finish(workers, m, loads.astype(np.int64), "uniform")
+        total = max(u, -(-n_rows // grain.v))
+        loads = np.full(n, total // n) + (np.arange(n) < total % n)
+    return _finish(grain, loads.astype(np.int64), "uniform")
 
 
-def solve_load_balanced(profile: WorkerProfile | GroupProfile, m: int) -> Allocation:
+def solve_load_balanced(
+    profile: WorkerProfile | GroupProfile, m: int, *, blocks: int | None = None
+) -> Allocation:
     r"""Load-balanced uncoded allocation: ``m`` rows split by expected speed.
 
     Parameters
     ----------
     profile : WorkerProfile or GroupProfile
-        Per-worker ``(a_i, mu_i)``.
+        Per-worker ``(a_i, mu_i, c_i)`` in seconds.
     m : int
         Rows of the job, ``m >= 1``; the decoder waits for all of them.
+    blocks : int, optional
+        Source blocks ``u`` (see the module notes).
 
     Returns
     -------
     Allocation
-        ``solver="load_balanced"``, ``sum(loads) == m``.
+        ``solver="load_balanced"``, ``sum(loads) == u * block_rows`` (``m`` when
+        a block is a row).
 
     Raises
     ------
@@ -249,9 +328,13 @@ def solve_load_balanced(profile: WorkerProfile | GroupProfile, m: int) -> Alloca
 
     Notes
     -----
-    .. math:: l_i \propto \frac{1}{a_i + 1/\mu_i}, \qquad \sum_i l_i = m,
+    Equal expected finish times :math:`c_i + l_i (a_i + 1/\mu_i) = T`:
 
-    rounded by largest remainders; :math:`E[T] = E[\max_i l_i Y_i]`.
+    .. math:: l_i = (T - c_i)_+ s_i, \quad s_i = \frac{1}{a_i + 1/\mu_i},
+       \quad \sum_i l_i = m
+
+    (`theory.waterfill_time`; with ``c = 0``, :math:`l_i \propto s_i`), rounded
+    by largest remainders; :math:`E[T] = E[\max_i (c_i + l_i Y_i)]`.
 
     References
     ----------
@@ -266,43 +349,64 @@ def solve_load_balanced(profile: WorkerProfile | GroupProfile, m: int) -> Alloca
     [4, 3]
     """
     workers, m = _check_problem(profile, m)
-    speed = 1.0 / (workers.a + 1.0 / workers.mu)
-    share = m * speed / speed.sum()
+    grain = _grain(workers, m, blocks)
+    per_block, u = grain.workers, grain.u
+    speed = 1.0 / (per_block.a + 1.0 / per_block.mu)
+    if np.any(per_block.c):
+        share = np.maximum(waterfill_time(speed, per_block.c, u) - per_block.c, 0.0)
+        share = share * speed
+    else:
+        share = u * speed / speed.sum()
     loads = np.floor(share).astype(np.int64)
-    extra = m - int(loads.sum())
+    extra = u - int(loads.sum())
     loads[np.argsort(-(share - loads), kind="stable")[:extra]] += 1
-    return _finish(workers, m, loads, "load_balanced")
+    return _finish(grain, loads, "load_balanced")
 
 
-def solve_hcmm(profile: WorkerProfile | GroupProfile, m: int) -> Allocation:
+def solve_hcmm(
+    profile: WorkerProfile | GroupProfile,
+    m: int,
+    *,
+    l_max: float | np.ndarray | None = None,
+    blocks: int | None = None,
+) -> Allocation:
     r"""HCMM: loads that make the expected rows reach ``m`` soonest.
 
     Parameters
     ----------
     profile : WorkerProfile or GroupProfile
-        Per-worker ``(a_i > 0, mu_i)``.
+        Per-worker ``(a_i, mu_i, c_i)`` in seconds (the overhead ``c_i`` of
+        `allocation.estimate_profile` / `coded.runtime.profile_workers`).
     m : int
-        Rows the decoder needs, ``m >= 1``.
+        Rows of A, ``m >= 1``.
+    l_max : float or array_like, optional
+        Memory cap: rows each worker can hold (default: none).
+    blocks : int, optional
+        Source blocks ``u`` (see the module notes).
 
     Returns
     -------
     Allocation
-        ``solver="hcmm"``; the integer rounding of :math:`l_i^* = \tau^*/\lambda_i`.
+        ``solver="hcmm"``; the rounding of :math:`l_i^* = (\tau^* - c_i)_+/\lambda_i`.
 
     Raises
     ------
     ValueError
-        If ``m < 1`` or some ``a_i = 0``.
+        If ``m < 1``, some ``a_i = 0`` with no `l_max`, or `l_max` holds too few
+        rows.
 
     Notes
     -----
     .. math::
 
         \lambda_i = -\frac{1 + W_{-1}(-e^{-(1 + \mu_i a_i)})}{\mu_i}, \quad
-        \tau^* = \frac{m}{\sum_i \mu_i/(1 + \mu_i\lambda_i)}, \quad
-        l_i^* = \frac{\tau^*}{\lambda_i}
+        \sum_i (\tau^* - c_i)_+ \frac{\mu_i}{1 + \mu_i\lambda_i} = m, \quad
+        l_i^* = \frac{(\tau^* - c_i)_+}{\lambda_i}
 
-    (`theory.hcmm_loads`), rounded as described in the module notes.
+    (`theory.hcmm_loads`; ``c = 0`` is the paper's closed form, the overhead is
+    [derived] in docs/theory/overhead.md). When `l_max` binds, the capped
+    problem is solved numerically (`theory.bpcc_optimum` with one batch). Loads
+    are then rounded as described in the module notes.
 
     References
     ----------
@@ -317,21 +421,49 @@ def solve_hcmm(profile: WorkerProfile | GroupProfile, m: int) -> Allocation:
     [42, 42, 18, 18]
     """
     workers, m = _check_problem(profile, m)
-    tau = hcmm_latency(workers, m)
+    grain = _grain(workers, m, blocks)
+    per_block, u = grain.workers, grain.u
+    cap = _cap_blocks(l_max, grain, default=np.inf)
     ones = np.ones(workers.n, dtype=np.int64)
-    loads, _ = _round(
-        workers,
-        m,
-        tau,
-        [(ones, hcmm_loads(workers, m), tau)],
-        overhead=np.zeros(workers.n),
-        cap=np.full(workers.n, np.inf),
+    if np.all(per_block.a > 0.0):
+        tau, real = hcmm_latency(per_block, u), hcmm_loads(per_block, u)
+    if not np.all(per_block.a > 0.0) or np.any(real > cap):
+        if np.any((per_block.a == 0.0) & np.isinf(cap)):
+            hcmm_lambda(per_block)  # raises: a = 0 needs a finite l_max
+        optimum = bpcc_optimum(per_block, u, batches=1, l_max=cap)
+        tau, real = optimum.latency, optimum.loads
+    loads, _ = _round(grain, tau, [(ones, real, tau)], overhead=per_block.c, cap=cap)
+    return _finish(grain, loads, "hcmm")
+
+
+def _grouped(groups: object) -> tuple[GroupProfile, np.ndarray]:
+    """Return groups of identical workers and each worker's group (worker order)."""
+    if isinstance(groups, WorkerProfile):
+        pairs, member = np.unique(
+            np.column_stack([groups.a, groups.mu, groups.c]),
+            axis=0,
+            return_inverse=True,
+        )
+        member = member.reshape(-1)
+        grouped = GroupProfile(
+            N=np.bincount(member), a=pairs[:, 0], mu=pairs[:, 1], c=pairs[:, 2]
+        )
+        return grouped, member
+    if isinstance(groups, GroupProfile):
+        return groups, np.repeat(np.arange(groups.num_groups), groups.N.astype(int))
+    raise TypeError(
+        "`groups` must be a GroupProfile or WorkerProfile, got "
+        f"{type(groups).__name__}."
     )
-    return _finish(workers, m, loads, "hcmm")
 
 
 def solve_kim(
-    groups: GroupProfile | WorkerProfile, m: int, *, exact: bool = True
+    groups: GroupProfile | WorkerProfile,
+    m: int,
+    *,
+    exact: bool = True,
+    l_max: float | np.ndarray | None = None,
+    blocks: int | None = None,
 ) -> Allocation:
     r"""Kim et al.'s group allocation (finite-N exact or large-N closed form).
 
@@ -339,13 +471,18 @@ def solve_kim(
     ----------
     groups : GroupProfile or WorkerProfile
         Groups of identical workers (a WorkerProfile is grouped by exact equality
-        of ``(a, mu)``; loads are returned in its worker order, otherwise in the
-        order of ``groups.to_workers()``).
+        of ``(a, mu, c)``; loads are returned in its worker order, otherwise in
+        the order of ``groups.to_workers()``).
     m : int
-        Rows the decoder needs, ``m >= 1``.
+        Rows of A, ``m >= 1``.
     exact : bool
         Use the finite-N program over integer ``k_j`` (default) or the large-N
         closed form (``solver="kim_large_n"``).
+    l_max : float or array_like, optional
+        Memory cap: rows each worker can hold (default: none); loads above it
+        are cut to it and the rounding tops the others up.
+    blocks : int, optional
+        Source blocks ``u`` (see the module notes).
 
     Returns
     -------
@@ -355,14 +492,17 @@ def solve_kim(
     Raises
     ------
     ValueError
-        If ``m < 1``, or ``exact=False`` with some ``a_j = 0``.
+        If ``m < 1``, ``exact=False`` with some ``a_j = 0``, or `l_max` holds
+        too few rows.
 
     Notes
     -----
-    Minimises the lower bound :math:`\max_j l_j(a_j + (H_{N_j} - H_{N_j-k_j})/\mu_j)`
-    subject to :math:`\sum_j k_j l_j \ge m` (`theory.kim_bound`); the per-group
-    loads are rounded per worker as described in the module notes. The decoder
-    then uses any ``m`` rows (at least as fast as waiting for ``k_j`` per group).
+    Minimises the lower bound :math:`\max_j c_j + l_j(a_j + (H_{N_j} -
+    H_{N_j-k_j})/\mu_j)` subject to :math:`\sum_j k_j l_j \ge m`
+    (`theory.kim_bound`; the overhead ``c_j`` is [derived] in
+    docs/theory/overhead.md); the per-group loads are rounded per worker as
+    described in the module notes. The decoder then uses any ``u`` blocks (at
+    least as fast as waiting for ``k_j`` per group).
 
     References
     ----------
@@ -376,45 +516,25 @@ def solve_kim(
     >>> solve_kim(g, 100).solver
     'kim'
     """
-    if isinstance(groups, WorkerProfile):
-        pairs, member = np.unique(
-            np.column_stack([groups.a, groups.mu]), axis=0, return_inverse=True
-        )
-        member = member.reshape(-1)
-        grouped = GroupProfile(N=np.bincount(member), a=pairs[:, 0], mu=pairs[:, 1])
-    elif isinstance(groups, GroupProfile):
-        grouped = groups
-        member = np.repeat(np.arange(groups.num_groups), groups.N.astype(np.int64))
-    else:
-        raise TypeError(
-            f"`groups` must be a GroupProfile, got {type(groups).__name__}."
-        )
-    workers, m = _check_problem(
-        WorkerProfile(a=grouped.a[member], mu=grouped.mu[member]), m
+    grouped, member = _grouped(groups)
+    workers = WorkerProfile(
+        a=grouped.a[member], mu=grouped.mu[member], c=grouped.c[member]
     )
-    bound = kim_bound(grouped, m, exact=exact)
+    workers, m = _check_problem(workers, m)
+    grain = _grain(workers, m, blocks)
+    v = grain.v
+    per_group = GroupProfile(
+        N=grouped.N, a=grouped.a * v, mu=grouped.mu / v, c=grouped.c
+    )
+    bound = kim_bound(per_group, grain.u, exact=exact)
+    cap = _cap_blocks(l_max, grain, default=np.inf)
     ones = np.ones(workers.n, dtype=np.int64)
+    real = np.minimum(bound.loads[member], cap)
+    tau = bound.latency
     loads, _ = _round(
-        workers,
-        m,
-        bound.latency,
-        [(ones, bound.loads[member], bound.latency)],
-        overhead=np.zeros(workers.n),
-        cap=np.full(workers.n, np.inf),
+        grain, tau, [(ones, real, tau)], overhead=grain.workers.c, cap=cap
     )
-    return _finish(workers, m, loads, "kim" if exact else "kim_large_n")
-
-
-def _overhead_array(overhead: object, n: int) -> np.ndarray:
-    if isinstance(overhead, numbers.Real) and not isinstance(overhead, bool):
-        return np.full(n, check_real(overhead, "overhead", min_value=0.0))
-    values = np.asarray(overhead, dtype=np.float64)
-    if values.shape != (n,) or np.any(~np.isfinite(values)) or np.any(values < 0):
-        raise ValueError(
-            f"`overhead` must be a finite value >= 0 or {n} of them, got "
-            f"{np.atleast_1d(values).tolist()}."
-        )
-    return values
+    return _finish(grain, loads, "kim" if exact else "kim_large_n")
 
 
 def solve_bpcc(
@@ -422,35 +542,43 @@ def solve_bpcc(
     m: int,
     *,
     batches: int | np.ndarray | None = None,
-    overhead: float | np.ndarray = 0.0,
+    max_batches: int = 64,
+    overhead: float | np.ndarray | None = None,
     l_max: float | np.ndarray | None = None,
+    blocks: int | None = None,
 ) -> Allocation:
     r"""BPCC: loads and batches so that streamed partial work reaches ``m`` soonest.
 
     Parameters
     ----------
     profile : WorkerProfile or GroupProfile
-        Per-worker ``(a_i, mu_i)``.
+        Per-worker ``(a_i, mu_i, c_i)`` in seconds; ``c_i`` is the cost of each
+        batch (0: BPCC-1, ``> 0``: BPCC-2).
     m : int
-        Rows the decoder needs, ``m >= 1``.
+        Rows of A, ``m >= 1``.
     batches : int, array_like of int, or None
-        Batches per worker; None chooses each worker's count among
-        1, 2, 4, ..., 64 by search.
-    overhead : float or array_like
-        Per-batch overhead ``c_i >= 0`` in seconds: 0 is BPCC-1, ``c_i > 0``
-        BPCC-2.
+        Batches per worker; None (default) chooses each worker's count among
+        1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64 (up to `max_batches`) by
+        minimising the predicted design time with the per-batch cost included.
+    max_batches : int
+        Largest count the search considers, ``>= 1``.
+    overhead : float or array_like, optional
+        Per-batch cost in seconds overriding the profile's ``c``.
     l_max : float or array_like, optional
-        Storage cap on rows per worker (default ``m``).
+        Memory cap: rows each worker can hold (default ``m``).
+    blocks : int, optional
+        Source blocks ``u`` (see the module notes).
 
     Returns
     -------
     Allocation
-        ``solver="bpcc"``; each load a whole number of equal batches.
+        ``solver="bpcc"``; each load a whole number of equal batches of whole
+        blocks.
 
     Raises
     ------
     ValueError
-        If ``m < 1``, the cap is too small to reach ``m``, or the arguments are
+        If ``m < 1``, `l_max` holds too few rows, or the arguments are
         malformed.
 
     Notes
@@ -459,9 +587,11 @@ def solve_bpcc(
     :math:`l_i \le l_{max}` with
     :math:`T_{ij} = j (l_i/b_i)(a_i + X_i/\mu_i) + j c_i` (`theory.bpcc_optimum`;
     with ``c = 0`` by the scaling argument, otherwise by bisection on
-    :math:`\tau`), then rounds each worker to whole batches as described in the
-    module notes; with ``batches=None`` the rounding chooses among the candidate
-    counts too. ``batches=1`` gives HCMM's allocation.
+    :math:`\tau`). For a fixed :math:`\tau` every worker's expected rows depend
+    on its own ``(l_i, b_i)`` only, so choosing each worker's best count
+    minimises :math:`\tau` over all count vectors. Each worker is then rounded
+    to whole batches of whole blocks as described in the module notes.
+    ``batches=1`` gives HCMM's allocation.
 
     References
     ----------
@@ -474,20 +604,29 @@ def solve_bpcc(
     >>> g = GroupProfile(N=[2, 2], a=[1.0, 2.0], mu=[4.0, 1.0])
     >>> solve_bpcc(g, 100, batches=2).batches.tolist()
     [2, 2, 2, 2]
+    >>> slow = GroupProfile(N=[2, 2], a=[1.0, 2.0], mu=[4.0, 1.0], c=20.0)
+    >>> solve_bpcc(slow, 100).batches.tolist()
+    [1, 1, 1, 1]
     """
     workers, m = _check_problem(profile, m)
-    n = workers.n
-    c = _overhead_array(overhead, n)
-    optimum = bpcc_optimum(workers, m, batches=batches, overhead=c, l_max=l_max)
-    cap = np.broadcast_to(
-        np.full(n, float(m)) if l_max is None else np.asarray(l_max, float), (n,)
-    )
+    if overhead is not None:
+        workers = WorkerProfile(a=workers.a, mu=workers.mu, c=overhead)
+    grain = _grain(workers, m, blocks)
+    per_block, u = grain.workers, grain.u
+    c = per_block.c
+    cap = _cap_blocks(l_max, grain, default=u)
+    max_batches = check_int(max_batches, "max_batches", min_value=1)
     if batches is None:
+        choices = tuple(b for b in BATCH_CHOICES if b <= max_batches)
         options = []
-        for b in _BATCH_CANDIDATES:
-            fixed = bpcc_optimum(workers, m, batches=b, overhead=c, l_max=l_max)
+        for b in choices:
+            fixed = bpcc_optimum(per_block, u, batches=b, l_max=cap)
             options.append((fixed.batches, fixed.loads, fixed.latency))
+        tau = bpcc_optimum(
+            per_block, u, batches=None, batch_choices=choices, l_max=cap
+        ).latency
     else:
-        options = [(optimum.batches, optimum.loads, optimum.latency)]
-    loads, chosen = _round(workers, m, optimum.latency, options, overhead=c, cap=cap)
-    return _finish(workers, m, loads, "bpcc", batches=chosen, overhead=c)
+        fixed = bpcc_optimum(per_block, u, batches=_check_batches(batches), l_max=cap)
+        options, tau = [(fixed.batches, fixed.loads, fixed.latency)], fixed.latency
+    loads, chosen = _round(grain, tau, options, overhead=c, cap=cap)
+    return _finish(grain, loads, "bpcc", batches=chosen, overhead=c)

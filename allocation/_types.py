@@ -33,10 +33,12 @@ def _int_vector(values: object, name: str, *, min_value: int) -> np.ndarray:
 class Allocation:
     """Integer coded rows (and batches) per worker, chosen by a solver.
 
-    The code is one row-MDS code of ``sum(loads)`` coded rows over the ``m`` rows
-    the decoder needs: worker ``i`` computes ``loads[i]`` coded rows in
-    ``batches[i]`` equal batches of ``loads[i] // batches[i]`` rows and returns
-    each batch as soon as it is done; any ``m`` returned rows decode.
+    The code is one row-MDS code over blocks of ``block_rows`` rows
+    (`coded.RowMDSCode`): A's ``m`` rows form ``u = ceil(m / block_rows)``
+    source blocks, worker ``i`` computes ``loads[i]`` coded rows (whole blocks)
+    in ``batches[i]`` equal batches of ``loads[i] // batches[i]`` rows (whole
+    blocks too) and returns each batch as soon as it is done; any ``u`` returned
+    blocks decode (``block_rows = 1``: any ``m`` rows).
 
     Parameters
     ----------
@@ -45,19 +47,23 @@ class Allocation:
     batches : array_like of int, shape (n,)
         Batches per worker, ``>= 1`` (1: no batching); ``loads % batches == 0``.
     m : int
-        Rows the decoder needs, ``>= 1``.
+        Rows of A, ``>= 1``.
     expected_latency : float
-        Predicted ``E[T]`` in the profile's time unit (see each solver).
+        Predicted ``E[T]`` in seconds (the profile's unit; see each solver).
     solver : str
         Name of the solver that produced it.
     overhead : array_like of float, shape (n,), optional
-        Per-batch overhead ``c_i >= 0`` assumed by the prediction (default zeros).
+        Per-task (per-batch) overhead ``c_i >= 0`` in seconds assumed by the
+        prediction (default zeros).
+    block_rows : int
+        Rows per coded block, ``>= 1`` (default 1); loads and batch sizes are
+        multiples of it.
 
     Raises
     ------
     ValueError
-        If the shapes disagree, a load does not split into whole batches, or the
-        loads hold fewer than ``m`` rows.
+        If the shapes disagree, a load does not split into whole batches of
+        whole blocks, or the loads hold fewer than ``u`` blocks.
 
     Examples
     --------
@@ -65,6 +71,10 @@ class Allocation:
     ...                    expected_latency=1.0, solver="manual")
     >>> alloc.n, alloc.total_rows, alloc.batch_rows.tolist()
     (2, 6, [2, 2])
+    >>> big = Allocation(loads=[600, 300], batches=[2, 1], m=500, block_rows=100,
+    ...                  expected_latency=1.0, solver="manual")
+    >>> big.blocks, big.batch_rows.tolist()
+    (5, [300, 300])
     """
 
     loads: np.ndarray
@@ -73,6 +83,7 @@ class Allocation:
     expected_latency: float
     solver: str
     overhead: np.ndarray | None = None
+    block_rows: int = 1
 
     def __post_init__(self) -> None:
         loads = _int_vector(self.loads, "loads", min_value=0)
@@ -84,16 +95,25 @@ class Allocation:
             )
         if n == 0:
             raise ValueError("an allocation needs at least one worker, got n=0.")
-        if np.any(loads % batches):
+        v = check_int(self.block_rows, "block_rows", min_value=1)
+        if np.any(loads % v):
             raise ValueError(
-                "every load must split into whole batches (loads % batches == 0), "
-                f"got loads={loads.tolist()}, batches={batches.tolist()}."
+                f"every load must be whole blocks of block_rows={v} rows, got "
+                f"loads={loads.tolist()}."
+            )
+        if np.any((loads // v) % batches):
+            raise ValueError(
+                "every load must split into whole batches (loads % batches == 0)"
+                + (f" of whole blocks of {v} rows" if v > 1 else "")
+                + f", got loads={loads.tolist()}, batches={batches.tolist()}."
             )
         m = check_int(self.m, "m", min_value=1)
-        if loads.sum() < m:
+        u = -(-m // v)
+        if loads.sum() < u * v:
             raise ValueError(
-                f"`loads` must hold at least m={m} rows, got sum(loads)="
-                f"{int(loads.sum())}."
+                f"`loads` must hold at least m={m} rows"
+                + (f" (u={u} blocks of {v} rows)" if v > 1 else "")
+                + f", got sum(loads)={int(loads.sum())}."
             )
         overhead = (
             np.zeros(n)
@@ -110,6 +130,7 @@ class Allocation:
         object.__setattr__(self, "loads", loads)
         object.__setattr__(self, "batches", batches)
         object.__setattr__(self, "m", m)
+        object.__setattr__(self, "block_rows", v)
         object.__setattr__(self, "overhead", overhead)
         object.__setattr__(self, "expected_latency", latency)
 
@@ -122,6 +143,11 @@ class Allocation:
     def total_rows(self) -> int:
         """Coded rows in total, ``sum(loads)`` (the code length)."""
         return int(self.loads.sum())
+
+    @property
+    def blocks(self) -> int:
+        """``u = ceil(m / block_rows)``: source blocks, any u coded blocks decode."""
+        return -(-self.m // self.block_rows)
 
     @property
     def batch_rows(self) -> np.ndarray:

@@ -213,7 +213,12 @@ def _allocation_plan(
         raise ValueError(
             f"`A` must have allocation.m={allocation.m} rows, got A.shape[0]={m}."
         )
-    code = RowMDSCode([int(load) for load in allocation.loads], m, field=field)
+    code = RowMDSCode(
+        [int(load) for load in allocation.loads],
+        m,
+        field=field,
+        block_rows=allocation.block_rows,
+    )
     batches = [
         [(j * size, (j + 1) * size) for j in range(int(count))] if size else []
         for size, count in zip(

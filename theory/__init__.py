@@ -40,6 +40,7 @@ from theory._heterogeneous import (
     hcmm_latency,
     hcmm_loads,
     kim_bound,
+    waterfill_time,
 )
 from theory._homogeneous import (
     expected_kth_completion,
@@ -104,4 +105,5 @@ __all__ = [
     "simulate_latency",
     "simulate_physical_limit",
     "solve_k3_placement",
+    "waterfill_time",
 ]

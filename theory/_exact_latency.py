@@ -180,7 +180,7 @@ def expected_allocation_latency(
     batches : int or array_like of int, optional
         Batches per worker ``b_i >= 1`` (default 1).
     overhead : float or array_like, optional
-        Per-batch overhead ``c_i >= 0`` (default 0).
+        Per-batch overhead ``c_i >= 0`` in seconds (default: the profile's ``c``).
 
     Returns
     -------
@@ -218,7 +218,7 @@ def expected_allocation_latency(
         raise ValueError(f"`loads` must be whole rows, got {values.tolist()}.")
     rows = values.astype(np.int64)
     b = _batches_vector(batches, n)
-    c = _overhead_vector(overhead, n)
+    c = _overhead_vector(overhead, workers)
     if np.any(rows % b):
         raise ValueError(
             "every load must split into whole batches (l_i % b_i == 0), got "

@@ -15,6 +15,7 @@ that the expected number of rows back by time ``tau``, ``E[S(tau)]``, reaches th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +23,7 @@ from scipy import optimize
 
 from theory._homogeneous import _lambertw_lower
 from theory._models import GroupProfile, WorkerProfile
-from theory._validation import check_real, check_real_vector
+from theory._validation import check_int, check_real, check_real_vector
 
 __all__ = [
     "BPCCOptimum",
@@ -34,11 +35,13 @@ __all__ = [
     "hcmm_latency",
     "hcmm_loads",
     "kim_bound",
+    "waterfill_time",
 ]
 
 _GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 _GOLDEN_ITERS = 50
-_BATCH_CANDIDATES = (1, 2, 4, 8, 16, 32, 64)
+BATCH_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+"""Batch counts BPCC chooses among by default."""
 
 
 def _as_workers(profile: object) -> WorkerProfile:
@@ -65,6 +68,46 @@ def _positive_shift(a: np.ndarray, what: str) -> None:
         )
 
 
+def waterfill_time(rates: object, c: object, m: float) -> float:
+    r"""Smallest ``t`` with :math:`\sum_i r_i (t - c_i)_+ = m` [derived].
+
+    The expected rows of the HCMM, Kim et al. and load-balanced allocations with a
+    per-task overhead grow like this: worker ``i`` contributes at rate ``r_i``
+    once its overhead ``c_i`` has passed (docs/theory/overhead.md).
+
+    Parameters
+    ----------
+    rates : array_like, shape (n,)
+        Rows per second of each worker once it has started, ``r_i > 0``.
+    c : array_like, shape (n,)
+        Overhead of each worker in seconds, ``c_i >= 0``.
+    m : float
+        Rows to reach, ``m > 0``.
+
+    Returns
+    -------
+    float
+        :math:`t^* = (m + \sum_{i \in A} r_i c_i) / \sum_{i \in A} r_i`, ``A`` the
+        workers with :math:`c_i < t^*` (found over the ``c`` sorted ascending).
+
+    Examples
+    --------
+    >>> waterfill_time([1.0, 1.0], [0.0, 0.0], 4.0)
+    2.0
+    >>> waterfill_time([1.0, 1.0], [0.0, 10.0], 4.0)
+    4.0
+    """
+    r = check_real_vector(rates, "rates", min_value=0.0, strict_min=True)
+    c = check_real_vector(c, "c", min_value=0.0, length=r.shape[0])
+    m = _check_m(m)
+    order = np.argsort(c, kind="stable")
+    r, c = r[order], c[order]
+    rate, offset = np.cumsum(r), np.cumsum(r * c)
+    t = (m + offset) / rate
+    nxt = np.append(c[1:], np.inf)
+    return float(t[np.argmax(t <= nxt)])
+
+
 def _batches_vector(batches: object, n: int) -> np.ndarray:
     """Return `batches` as an int64 array of length `n`, entries ``>= 1``."""
     if batches is None:
@@ -80,10 +123,11 @@ def _batches_vector(batches: object, n: int) -> np.ndarray:
     return array.astype(np.int64)
 
 
-def _overhead_vector(overhead: object, n: int) -> np.ndarray:
-    """Return the per-batch overhead `c` as a float array of length `n`, ``>= 0``."""
+def _overhead_vector(overhead: object, workers: WorkerProfile) -> np.ndarray:
+    """Return the per-batch overhead (length n): `overhead`, or the profile's ``c``."""
     if overhead is None:
-        return np.zeros(n)
+        return workers.c
+    n = workers.n
     values = check_real_vector(overhead, "overhead", min_value=0.0)
     if values.shape[0] == 1:
         return np.full(n, values[0])
@@ -256,6 +300,12 @@ def hcmm_latency(profile: WorkerProfile | GroupProfile, m: float) -> float:
 
     .. math:: \tau^* = \frac{m}{\sum_i \mu_i / (-W_i)}.
 
+    With the profile's per-task overhead ``c_i`` a task of ``l`` rows lasts
+    ``c_i + l (a_i + X_i/mu_i)``: worker ``i`` returns at most
+    :math:`(t - c_i)_+ \mu_i/(-W_i)` rows by ``t`` and :math:`\tau^*` solves
+    :math:`\sum_i (\tau - c_i)_+ \mu_i/(-W_i) = m` (`waterfill_time`; [derived],
+    docs/theory/overhead.md); ``c = 0`` gives the paper's value.
+
     References
     ----------
     .. [1] A. Reisizadeh, S. Prakash, R. Pedarsani, A. S. Avestimehr, "Coded
@@ -272,7 +322,9 @@ def hcmm_latency(profile: WorkerProfile | GroupProfile, m: float) -> float:
     m = _check_m(m)
     _positive_shift(workers.a, "HCMM")
     w = _lambertw_lower(workers.mu * workers.a)
-    return m / float(np.sum(workers.mu / -w))
+    if not np.any(workers.c):
+        return m / float(np.sum(workers.mu / -w))
+    return waterfill_time(workers.mu / -w, workers.c, m)
 
 
 def hcmm_loads(profile: WorkerProfile | GroupProfile, m: float) -> np.ndarray:
@@ -297,8 +349,11 @@ def hcmm_loads(profile: WorkerProfile | GroupProfile, m: float) -> np.ndarray:
 
     Notes
     -----
-    .. math:: l_i^* = \frac{\tau^*}{\lambda_i}, \qquad
-       \sum_i l_i^* P[T_i \le \tau^*] = m.
+    .. math:: l_i^* = \frac{(\tau^* - c_i)_+}{\lambda_i}, \qquad
+       \sum_i l_i^* P[T_i \le \tau^*] = m
+
+    (``c_i = 0`` in the paper; with an overhead, [derived] in
+    docs/theory/overhead.md).
 
     References
     ----------
@@ -312,7 +367,9 @@ def hcmm_loads(profile: WorkerProfile | GroupProfile, m: float) -> np.ndarray:
     >>> np.round(hcmm_loads(g, 1000.0)[[0, 20, 50]], 2).tolist()
     [16.54, 14.0, 11.44]
     """
-    return hcmm_latency(profile, m) / hcmm_lambda(profile)
+    workers = _as_workers(profile)
+    tau = hcmm_latency(workers, m)
+    return np.maximum(tau - workers.c, 0.0) / hcmm_lambda(workers)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -380,9 +437,12 @@ def kim_bound(groups: GroupProfile, m: float, *, exact: bool = True) -> KimBound
     As :math:`N_j \to \infty`, :math:`k_j^*/N_j \to 1 + 1/W_j`,
     :math:`T^* = m / \sum_j N_j \mu_j/(-W_j)` and
     :math:`l_j^* = T^* \mu_j / (-(1 + W_j))`, with
-    :math:`W_j = W_{-1}(-e^{-(1 + \mu_j a_j)})`: HCMM's loads
-    (docs/theory/allocation.md#kim-et-al-group-allocation; the paper states the
-    model and the claim, the formulas are derived here).
+    :math:`W_j = W_{-1}(-e^{-(1 + \mu_j a_j)})`: HCMM's loads (the paper states
+    the model and the claim, the formulas are derived here). With per-task
+    overheads ``c_j`` the bound of group ``j`` is ``c_j + l_j c_j(k)``, so ``T``
+    solves :math:`\sum_j (T - c_j)_+ R_j = m` with the same maximised ratios
+    :math:`R_j = \max_k k/c_j(k)` (`waterfill_time`) and
+    :math:`l_j = (T - c_j)_+/c_j(k_j^*)` ([derived], docs/theory/overhead.md).
 
     References
     ----------
@@ -409,10 +469,10 @@ def kim_bound(groups: GroupProfile, m: float, *, exact: bool = True) -> KimBound
     if not exact:
         _positive_shift(groups.a, "Kim et al.'s large-N form")
         w = _lambertw_lower(groups.mu * groups.a)
-        latency = m / float(np.sum(groups.N * groups.mu / -w))
+        latency = waterfill_time(groups.N * groups.mu / -w, groups.c, m)
         return KimBound(
             latency=latency,
-            loads=latency * groups.mu / -(1.0 + w),
+            loads=np.maximum(latency - groups.c, 0.0) * groups.mu / -(1.0 + w),
             k=groups.N * (1.0 + 1.0 / w),
         )
     best_ratio, best_k, best_c = [], [], []
@@ -424,8 +484,9 @@ def kim_bound(groups: GroupProfile, m: float, *, exact: bool = True) -> KimBound
         best_ratio.append(ratio[k])
         best_k.append(k + 1)
         best_c.append(cost[k])
-    latency = m / float(np.sum(best_ratio))
-    return KimBound(latency=latency, loads=latency / np.array(best_c), k=best_k)
+    latency = waterfill_time(best_ratio, groups.c, m)
+    loads = np.maximum(latency - groups.c, 0.0) / np.array(best_c)
+    return KimBound(latency=latency, loads=loads, k=best_k)
 
 
 def expected_rows(
@@ -450,7 +511,7 @@ def expected_rows(
     batches : int or array_like of int, optional
         Batches per worker ``b_i >= 1`` (default 1: no batching).
     overhead : float or array_like, optional
-        Per-batch overhead ``c_i >= 0`` in seconds (default 0).
+        Per-batch overhead ``c_i >= 0`` in seconds (default: the profile's ``c``).
     per_worker : bool
         Return each worker's term (trailing axis of length ``n``) instead of the
         sum.
@@ -496,7 +557,7 @@ def expected_rows(
     n = workers.n
     loads = check_real_vector(loads, "loads", min_value=0.0, length=n)
     b = _batches_vector(batches, n)
-    c = _overhead_vector(overhead, n)
+    c = _overhead_vector(overhead, workers)
     times = np.asarray(t, dtype=np.float64)
     if np.any(~np.isfinite(times)) or np.any(times < 0.0):
         raise ValueError(f"`t` must be finite and >= 0, got {times.tolist()}.")
@@ -570,7 +631,7 @@ def bpcc_tau(
     batches : int or array_like of int, optional
         Batches per worker (default 1).
     overhead : float or array_like, optional
-        Per-batch overhead ``c_i >= 0`` (default 0).
+        Per-batch overhead ``c_i >= 0`` in seconds (default: the profile's ``c``).
 
     Returns
     -------
@@ -616,6 +677,7 @@ def bpcc_optimum(
     batches: object = 1,
     overhead: object = None,
     l_max: object = None,
+    batch_choices: Sequence[int] = BATCH_CHOICES,
 ) -> BPCCOptimum:
     r"""Minimise BPCC's ``tau`` subject to ``E[S(tau)] >= m`` over loads (and batches).
 
@@ -627,11 +689,17 @@ def bpcc_optimum(
         Rows the decoder needs, ``m > 0``.
     batches : int, array_like of int, or None
         Batches per worker ``b_i >= 1`` (default 1, which is HCMM), or None to
-        choose each worker's count among 1, 2, 4, ..., 64 by search.
+        choose each worker's count among `batch_choices` by search.
     overhead : float or array_like, optional
-        Per-batch overhead ``c_i >= 0`` (BPCC-2; default 0, BPCC-1).
+        Per-batch overhead ``c_i >= 0`` in seconds (default: the profile's
+        ``c``; 0 is BPCC-1, > 0 BPCC-2).
     l_max : float or array_like, optional
         Storage cap on each worker's rows (default ``m``; ``numpy.inf`` for none).
+    batch_choices : sequence of int
+        Counts searched when ``batches=None`` (default
+        1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64). For a fixed ``tau`` each
+        worker's expected rows depend on its own ``(l_i, b_i)`` only, so the
+        per-worker best count minimises ``tau`` over all count vectors.
 
     Returns
     -------
@@ -679,7 +747,7 @@ def bpcc_optimum(
     workers = _as_workers(profile)
     n = workers.n
     m = _check_m(m)
-    c = _overhead_vector(overhead, n)
+    c = _overhead_vector(overhead, workers)
     cap = _cap_vector(l_max, n, m)
     if float(np.sum(cap)) <= m:
         raise ValueError(
@@ -692,7 +760,10 @@ def bpcc_optimum(
             f"a={workers.a.tolist()}."
         )
     if batches is None:
-        candidates = [np.full(n, b, dtype=np.int64) for b in _BATCH_CANDIDATES]
+        choices = [check_int(b, "batch_choices", min_value=1) for b in batch_choices]
+        if not choices:
+            raise ValueError("`batch_choices` must not be empty, got ().")
+        candidates = [np.full(n, b, dtype=np.int64) for b in choices]
     else:
         candidates = [_batches_vector(batches, n)]
     stack = [workers.a, workers.mu, c, cap, *candidates]

@@ -1,9 +1,11 @@
 """Straggler model types: per-worker and per-group shifted-exponential profiles.
 
-Worker ``i`` given ``l_i`` rows finishes at ``T_i = l_i (a_i + X_i / mu_i)`` with
-``X_i ~ Exp(1)`` (docs/theory/model.md): ``a_i`` is seconds per row (the shift),
-``mu_i`` rows per second (the straggling rate). The simulator, the allocators and the
-runtime's straggler injection all read these same objects.
+A task of ``l`` rows on worker ``i`` lasts ``T_i = c_i + l (a_i + X_i / mu_i)``
+seconds with ``X_i ~ Exp(1)`` (docs/theory/model.md, docs/theory/overhead.md): ``c_i`` is the fixed cost of
+a task (scheduling, transfer, deserialisation; 0 in the papers' model), ``a_i``
+seconds per row (the shift), ``mu_i`` rows per second (the straggling rate). The
+simulator, the allocators and the runtime's straggler injection all read these same
+objects.
 """
 
 from __future__ import annotations
@@ -12,14 +14,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theory._validation import check_int, check_real_vector
+from theory._validation import check_int, check_real, check_real_vector
 
 __all__ = ["GroupProfile", "WorkerProfile"]
 
 
+def _overhead(c: object, n: int) -> np.ndarray:
+    """Return the per-task overhead as a read-only length-`n` vector."""
+    values = check_real_vector(c, "c", min_value=0.0)
+    if values.shape[0] == n:
+        return values
+    if np.ndim(c) != 0:
+        raise ValueError(
+            f"`c` must be a scalar or have length {n}, got length {values.shape[0]}."
+        )
+    values = np.full(n, values[0])
+    values.setflags(write=False)
+    return values
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class WorkerProfile:
-    r"""Per-worker shifted-exponential parameters.
+    r"""Per-worker shifted-exponential parameters with a per-task overhead.
 
     Parameters
     ----------
@@ -27,20 +43,26 @@ class WorkerProfile:
         Deterministic seconds per row, ``a_i >= 0``.
     mu : array_like, shape (n,)
         Straggling rate in rows per second, ``mu_i > 0``.
+    c : float or array_like, shape (n,), optional
+        Fixed seconds per task (per batch), ``c_i >= 0``; default 0, the model of
+        every paper.
 
     Notes
     -----
-    .. math:: T_i = l_i (a_i + X_i / \mu_i), \quad X_i \sim \mathrm{Exp}(1)
+    .. math:: T_i = c_i + l_i (a_i + X_i / \mu_i), \quad X_i \sim \mathrm{Exp}(1)
 
     Examples
     --------
     >>> p = WorkerProfile.homogeneous(3, a=1.0, mu=2.0)
-    >>> p.n, p.a.tolist(), p.mu.tolist()
-    (3, [1.0, 1.0, 1.0], [2.0, 2.0, 2.0])
+    >>> p.n, p.a.tolist(), p.mu.tolist(), p.c.tolist()
+    (3, [1.0, 1.0, 1.0], [2.0, 2.0, 2.0], [0.0, 0.0, 0.0])
+    >>> WorkerProfile(a=[1.0], mu=[2.0], c=0.5).in_seconds(1e-3).c.tolist()
+    [0.0005]
     """
 
     a: np.ndarray
     mu: np.ndarray
+    c: np.ndarray | float = 0.0
 
     def __post_init__(self) -> None:
         a = check_real_vector(self.a, "a", min_value=0.0)
@@ -54,6 +76,7 @@ class WorkerProfile:
             raise ValueError("a profile needs at least one worker, got n=0.")
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "mu", mu)
+        object.__setattr__(self, "c", _overhead(self.c, a.shape[0]))
 
     @property
     def n(self) -> int:
@@ -61,22 +84,62 @@ class WorkerProfile:
         return int(self.a.shape[0])
 
     @classmethod
-    def homogeneous(cls, n: int, *, a: float, mu: float) -> WorkerProfile:
+    def homogeneous(
+        cls, n: int, *, a: float, mu: float, c: float = 0.0
+    ) -> WorkerProfile:
         """Return a profile of `n` identical workers.
 
         Parameters
         ----------
         n : int
             Number of workers, ``n >= 1``.
-        a, mu : float
-            Shift (seconds per row, ``>= 0``) and rate (``> 0``) of every worker.
+        a, mu, c : float
+            Shift (seconds per row, ``>= 0``), rate (``> 0``) and per-task
+            overhead (seconds, ``>= 0``) of every worker.
 
         Returns
         -------
         WorkerProfile
         """
         n = check_int(n, "n", min_value=1)
-        return cls(a=np.full(n, a, dtype=float), mu=np.full(n, mu, dtype=float))
+        return cls(a=np.full(n, a, dtype=float), mu=np.full(n, mu, dtype=float), c=c)
+
+    def in_seconds(self, seconds_per_unit: float) -> WorkerProfile:
+        """Return the profile with its time unit converted to seconds.
+
+        The one conversion between a model time unit and seconds: a profile
+        written in units of `seconds_per_unit` seconds (e.g. the papers'
+        dimensionless ``a = 1``) becomes ``a_i s``, ``mu_i / s``, ``c_i s``.
+
+        Parameters
+        ----------
+        seconds_per_unit : float
+            Seconds per model time unit ``s > 0``.
+
+        Returns
+        -------
+        WorkerProfile
+        """
+        s = check_real(
+            seconds_per_unit, "seconds_per_unit", min_value=0.0, strict_min=True
+        )
+        return WorkerProfile(a=self.a * s, mu=self.mu / s, c=self.c * s)
+
+    def per_block(self, block_rows: int) -> WorkerProfile:
+        """Return the profile of blocks of `block_rows` rows (``v a_i``, ``mu_i / v``).
+
+        Parameters
+        ----------
+        block_rows : int
+            Rows per block ``v >= 1``; a task of ``L`` blocks lasts
+            ``c_i + L v (a_i + X_i / mu_i)`` seconds, as one of ``L v`` rows.
+
+        Returns
+        -------
+        WorkerProfile
+        """
+        v = check_int(block_rows, "block_rows", min_value=1)
+        return WorkerProfile(a=self.a * v, mu=self.mu / v, c=self.c)
 
     def to_groups(self, *, rtol: float = 0.0) -> GroupProfile:
         """Group workers whose ``(a, mu)`` agree within relative tolerance `rtol`.
@@ -101,8 +164,10 @@ class WorkerProfile:
         for i in range(self.n):
             for group in members:
                 j = group[0]
-                if np.isclose(self.a[i], self.a[j], rtol=rtol, atol=0.0) and (
-                    np.isclose(self.mu[i], self.mu[j], rtol=rtol, atol=0.0)
+                if (
+                    np.isclose(self.a[i], self.a[j], rtol=rtol, atol=0.0)
+                    and np.isclose(self.mu[i], self.mu[j], rtol=rtol, atol=0.0)
+                    and np.isclose(self.c[i], self.c[j], rtol=rtol, atol=0.0)
                 ):
                     group.append(i)
                     break
@@ -112,6 +177,7 @@ class WorkerProfile:
             N=[len(g) for g in members],
             a=[float(self.a[g].mean()) for g in members],
             mu=[float(self.mu[g].mean()) for g in members],
+            c=[float(self.c[g].mean()) for g in members],
         )
 
 
@@ -127,6 +193,8 @@ class GroupProfile:
         Seconds per row of each group, ``a_j >= 0``.
     mu : array_like, shape (G,)
         Straggling rate of each group, ``mu_j > 0``.
+    c : float or array_like, shape (G,), optional
+        Per-task overhead of each group in seconds, ``c_j >= 0`` (default 0).
 
     Examples
     --------
@@ -138,6 +206,7 @@ class GroupProfile:
     N: np.ndarray
     a: np.ndarray
     mu: np.ndarray
+    c: np.ndarray | float = 0.0
 
     def __post_init__(self) -> None:
         counts = np.asarray(self.N)
@@ -153,6 +222,7 @@ class GroupProfile:
         object.__setattr__(self, "N", N)
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "mu", mu)
+        object.__setattr__(self, "c", _overhead(self.c, N.shape[0]))
 
     @property
     def n(self) -> int:
@@ -172,7 +242,11 @@ class GroupProfile:
         WorkerProfile
         """
         counts = self.N.astype(np.int64)
-        return WorkerProfile(a=np.repeat(self.a, counts), mu=np.repeat(self.mu, counts))
+        return WorkerProfile(
+            a=np.repeat(self.a, counts),
+            mu=np.repeat(self.mu, counts),
+            c=np.repeat(self.c, counts),
+        )
 
     def scaled(self, s: int) -> GroupProfile:
         """Return the profile with every group ``s`` times larger.
@@ -187,4 +261,6 @@ class GroupProfile:
         GroupProfile
         """
         s = check_int(s, "s", min_value=1)
-        return GroupProfile(N=(self.N * s).astype(np.int64), a=self.a, mu=self.mu)
+        return GroupProfile(
+            N=(self.N * s).astype(np.int64), a=self.a, mu=self.mu, c=self.c
+        )

@@ -79,7 +79,7 @@ def simulate_latency(
     batches : int or array_like of int, optional
         Batches per worker ``b_i >= 1`` (default 1).
     overhead : float or array_like, optional
-        Per-batch overhead ``c_i >= 0`` in seconds (default 0).
+        Per-batch overhead ``c_i >= 0`` in seconds (default: the profile's ``c``).
     trials : int
         Number of simulated jobs.
     rng : numpy.random.Generator, int or None
@@ -127,7 +127,7 @@ def simulate_latency(
             f"sum(loads)={float(loads.sum()):g}."
         )
     b = _batches_vector(batches, n)
-    c = _overhead_vector(overhead, n)
+    c = _overhead_vector(overhead, workers)
     trials = _check_trials(trials)
     gen = as_generator(rng)
     active = loads > 0.0

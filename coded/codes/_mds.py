@@ -2,8 +2,8 @@ r"""MDS codes over the reals and GF(p): equal blocks (``MDSCode``) and unequal l
 
 Both are row codes on the shared unit machinery of ``_units.py``: ``MDSCode(n, k)``
 encodes k row blocks of A into n coded blocks (one per worker); ``RowMDSCode`` encodes
-the m rows of A into ``N = sum(loads)`` coded rows and gives worker i ``loads[i]``
-consecutive ones.
+u blocks of ``block_rows`` rows of A into ``N_u`` coded blocks and gives worker i
+``loads[i]`` consecutive coded rows (a whole number of blocks).
 """
 
 from __future__ import annotations
@@ -287,34 +287,51 @@ class MDSCode(BlockCode):
 
 
 class RowMDSCode(UnitCode):
-    r"""MDS code over rows for unequal loads: any m coded rows decode.
+    r"""MDS code over blocks of rows for unequal loads: any ``u`` coded blocks decode.
 
-    The m rows of A are encoded into ``N = sum(loads)`` coded rows ``G @ A``
-    (``G`` is ``N x m`` and any m of its rows are invertible); worker i gets the
-    ``loads[i]`` consecutive coded rows ``offsets[i] .. offsets[i + 1] - 1``. This is
-    the code of heterogeneous load allocation (HCMM) and of BPCC batches.
+    The m rows of A are split into ``u = ceil(m / block_rows)`` blocks of
+    ``block_rows`` rows (the last one zero-padded) and encoded into
+    ``N_u = sum(loads) / block_rows`` coded blocks ``G @ blocks`` (``G`` is
+    ``N_u x u`` and any u of its rows are invertible); worker i gets the
+    ``loads[i]`` consecutive coded rows ``offsets[i] .. offsets[i + 1] - 1``, i.e.
+    ``loads[i] / block_rows`` whole coded blocks. This is the code of heterogeneous
+    load allocation (HCMM, Kim et al.) and of BPCC batches; with
+    ``block_rows = 1`` it codes single rows (any m coded rows decode).
 
     Parameters
     ----------
     loads : sequence of int
-        Coded rows per worker (``loads[i] >= 0``, ``sum(loads) >= m``).
+        Coded rows per worker (``loads[i] >= 0``, multiples of `block_rows`,
+        ``sum(loads) >= u * block_rows``).
     m : int
-        Rows of A (the number of coded rows any decode needs).
+        Rows of A.
     field : None, int or galois field class, optional
-        As in :class:`MDSCode`; over GF(p) ``sum(loads) <= p - 1``.
+        As in :class:`MDSCode`; over GF(p) ``N_u <= p - 1``.
+    block_rows : int
+        Rows per block, ``>= 1`` (default 1). The generator has ``N_u * u``
+        entries, so encoding costs ``O(N_u u)`` coefficients times the block
+        arithmetic: an allocation groups rows into at most a few hundred blocks
+        (``allocation.Allocation.block_rows``), never one per row of a large A.
     systematic : bool, optional
-        Default ``True``: the first m coded rows are the rows of A, so decoding
-        solves only for the rows that did not arrive (a ``|missing|``-square system
-        instead of an m x m one, which matters when m is in the thousands).
+        Default ``True``: the first u coded blocks are the blocks of A, so
+        decoding solves only for the blocks that did not arrive.
+
+    Raises
+    ------
+    ValueError
+        If a load is negative or not a multiple of `block_rows`, the loads hold
+        fewer than ``u`` blocks, or the generator would exceed ``2**24``
+        entries (then group rows with a larger `block_rows`).
 
     Notes
     -----
     A :class:`~coded.codes.Piece` ``(worker=i, start, stop)`` holds the rows
     ``[start, stop)`` of ``lefts[i] @ B``, i.e. the global coded rows
-    ``offsets[i] + start .. offsets[i] + stop - 1`` (see :attr:`row_ranges`); the
-    decoder decodes as soon as any m distinct coded rows have arrived, from any mix
-    of workers and batches. Generators are those of :class:`MDSCode` with
-    ``(n, k) = (N, m)``.
+    ``offsets[i] + start .. offsets[i] + stop - 1`` (see :attr:`row_ranges`). Row
+    ``t`` of every block is decoded once ``u`` coded blocks have delivered their
+    row ``t``, from any mix of workers and batches (batches of whole blocks
+    decode with one solve). Generators are those of :class:`MDSCode` with
+    ``(n, k) = (N_u, u)``, so the conditioning is that of an ``(N_u, u)`` code.
 
     Examples
     --------
@@ -329,10 +346,12 @@ class RowMDSCode(UnitCode):
     ...     dec.add(Piece(worker=worker, start=start, stop=stop, value=value))
     >>> dec.is_decodable, np.allclose(dec.decode(), A @ x)
     (True, True)
+    >>> blocks = RowMDSCode([400, 300, 300], m=500, block_rows=100)
+    >>> blocks.blocks, blocks.generator.shape, blocks.recovery_threshold
+    (5, (10, 5), 2)
     """
 
-    _threshold_name = "m"
-    _unit_name = "coded rows"
+    _MAX_GENERATOR = 2**24
 
     def __init__(
         self,
@@ -340,6 +359,7 @@ class RowMDSCode(UnitCode):
         m: int,
         field: Any = None,
         *,
+        block_rows: int = 1,
         systematic: bool | None = None,
     ):
         if isinstance(loads, str) or not isinstance(loads, Sequence | np.ndarray):
@@ -352,33 +372,54 @@ class RowMDSCode(UnitCode):
         if not loads:
             raise ValueError("`loads` must be non-empty, got ().")
         m = check_int(m, "m", min_value=1)
-        N = sum(loads)
-        if m > N:
-            raise ValueError(f"`loads` must sum to at least m={m}, got sum(loads)={N}.")
+        v = check_int(block_rows, "block_rows", min_value=1)
+        if any(load % v for load in loads):
+            raise ValueError(
+                f"`loads` must be multiples of block_rows={v}, got {list(loads)}."
+            )
+        u, N = -(-m // v), sum(loads) // v
+        if u > N:
+            raise ValueError(
+                f"`loads` must hold at least u={u} blocks of {v} rows "
+                f"({u * v} rows for m={m}), got sum(loads)={sum(loads)}."
+                if v > 1
+                else f"`loads` must sum to at least m={m}, got sum(loads)={N}."
+            )
+        if N * u > self._MAX_GENERATOR:
+            raise ValueError(
+                f"the generator would be {N} x {u} coded blocks (> 2**24 entries): "
+                f"group rows into larger blocks with `block_rows` (got {v}), e.g. "
+                "as the allocation solvers do with `max_blocks`."
+            )
         p = fields.resolve_prime(field)
-        fields.check_points(N, p, "sum(loads)")
-        self.loads, self.m = loads, m
+        fields.check_points(N, p, "sum(loads)" if v == 1 else "sum(loads) / block_rows")
+        self.loads, self.m, self.block_rows = loads, m, v
         self.systematic = _check_systematic(systematic, default=True)
         if p is None:
-            G = generators.real_generator(N, m, systematic=self.systematic)
+            G = generators.real_generator(N, u, systematic=self.systematic)
         else:
-            G = generators.gf_generator(N, m, p, systematic=self.systematic)
-        self._setup(len(loads), G, p, loads)
+            G = generators.gf_generator(N, u, p, systematic=self.systematic)
+        self._setup(len(loads), G, p, [load // v for load in loads])
+
+    @property
+    def blocks(self) -> int:
+        """``u``: source blocks of A, any u coded blocks decode."""
+        return int(self._G.shape[1])
 
     @property
     def recovery_threshold(self) -> int:
-        """Smallest j such that any j whole worker results hold at least m rows."""
+        """Smallest j such that any j whole worker results hold at least u blocks."""
         total = 0
         for count, load in enumerate(sorted(self.loads), start=1):
-            total += load
-            if total >= self.m:
+            total += load // self.block_rows
+            if total >= self.blocks:
                 return count
-        raise AssertionError("unreachable: sum(loads) >= m")
+        raise AssertionError("unreachable: sum(loads) >= u * block_rows")
 
     @property
     def row_ranges(self) -> tuple[tuple[int, int], ...]:
         """Global coded rows ``(start, stop)`` held by each worker."""
-        bounds = self._offsets.tolist()
+        bounds = (self._offsets * self.block_rows).tolist()
         return tuple(itertools.pairwise(bounds))
 
     def encode_operands(self, A: Any, B: Any) -> EncodedOperands:
@@ -404,17 +445,24 @@ class RowMDSCode(UnitCode):
         context = UnitContext(
             m=self.m,
             c=c,
-            rows=1,
+            rows=self.block_rows,
             width=c,
             is_vector=ops.is_vector,
             output=ops.output,
             a_bound=ops.a_bound,
         )
         return EncodedOperands(
-            lefts=self._encode_workers(ops.A, 1),
+            lefts=self._encode_workers(ops.A, self.block_rows),
             rights=None,
             shared_right=_read_only(ops.B),
             context=context,
+        )
+
+    def _shortfall(self, got: int) -> str:
+        if self.block_rows == 1:
+            return f"need m={self.m} coded rows, got {got}."
+        return (
+            f"need u={self.blocks} coded blocks of {self.block_rows} rows, got {got}."
         )
 
     def _check_rows(self, A: np.ndarray) -> None:
@@ -422,7 +470,7 @@ class RowMDSCode(UnitCode):
             raise ValueError(f"`A` must have m={self.m} rows, got shape {A.shape}.")
 
     def _assemble(self, sources: np.ndarray, context: UnitContext) -> np.ndarray:
-        return sources.reshape(self.m, context.width)
+        return sources.reshape(-1, context.width)[: self.m]
 
     def encode(self, X: Any) -> list[Any]:
         """Return the per-worker coded rows of X (shares of shape ``(loads[i], d)``).
@@ -438,11 +486,11 @@ class RowMDSCode(UnitCode):
         """
         array, output = fields.prepare_single(X, self._p)
         self._check_rows(array)
-        shares = self._encode_workers(array, 1)
+        shares = self._encode_workers(array, self.block_rows)
         return [fields.as_output(share, output, self._p) for share in shares]
 
     def decode(self, results: Mapping[int, Any]) -> Any:
-        """Return ``X @ Y`` from whole results ``{i: share_i @ Y}`` (any m rows).
+        """Return ``X @ Y`` from whole results ``{i: share_i @ Y}`` (any u blocks).
 
         Parameters
         ----------
@@ -460,5 +508,5 @@ class RowMDSCode(UnitCode):
         field = "None" if self._p is None else str(self._p)
         return (
             f"RowMDSCode(loads={list(self.loads)}, m={self.m}, field={field}, "
-            f"systematic={self.systematic})"
+            f"block_rows={self.block_rows}, systematic={self.systematic})"
         )

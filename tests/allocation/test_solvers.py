@@ -106,8 +106,8 @@ def test_hcmm_expected_latency_gap_to_uniform_closes_as_n_grows():
     for s in (1, 4, 8):
         profile = base.scaled(s)
         m = 20 * profile.n
-        hcmm = solve_hcmm(profile, m)
-        uniform = solve_uniform(profile, m, n_rows=hcmm.total_rows)
+        hcmm = solve_hcmm(profile, m, blocks=m)  # the papers' row model
+        uniform = solve_uniform(profile, m, n_rows=hcmm.total_rows, blocks=m)
         excess.append(hcmm.expected_latency / uniform.expected_latency - 1)
     assert excess[0] > 0.03
     assert excess[0] > excess[1] > excess[2]
@@ -280,19 +280,48 @@ BAD = [
     (lambda: solve_kim([1], 5), TypeError, "`groups` must be a GroupProfile"),
     (lambda: solve_bpcc(MILD, 1000, l_max=10), ValueError, "`l_max` is too small"),
     (
-        lambda: solve_bpcc(MILD, 1000, batches=8, l_max=10.5),
+        lambda: solve_bpcc(MILD, 1000, batches=8, l_max=11),
         ValueError,
-        "the storage cap `l_max` is too small to hold more than m=1000 rows",
+        "`l_max` is too small: the workers hold at most 800 blocks in whole "
+        "batches, the decoder needs more than u=1000; raise `l_max`, fix fewer "
+        "`batches`, or add workers.",
+    ),
+    (
+        lambda: solve_hcmm(MILD, 1000, l_max=[5.0] * 100),
+        ValueError,
+        "`l_max` is too small: the workers hold at most 500 blocks of 1 rows, the "
+        "decoder needs more than u=1000 (m=1000 rows); raise `l_max` or add workers.",
+    ),
+    (
+        lambda: solve_kim(MILD, 1000, l_max=[1.0, 2.0]),
+        ValueError,
+        "`l_max` must be a scalar or have one entry per worker (100), got shape (2,).",
+    ),
+    (
+        lambda: solve_hcmm(WorkerProfile(a=[0.0, 1.0], mu=[1.0, 1.0]), 10),
+        ValueError,
+        "HCMM needs every shift `a` > 0 (with a = 0 the optimal load is unbounded; "
+        "cap it with `l_max`)",
     ),
     (
         lambda: solve_bpcc(MILD, 1000, overhead=-1.0),
         ValueError,
-        "`overhead` must be >= 0.0",
+        "`c` entries must be >= 0.0, got [-1.0].",
     ),
     (
         lambda: solve_bpcc(MILD, 1000, overhead=[0.1, 0.2]),
         ValueError,
-        "`overhead` must be a finite value >= 0 or 100 of them",
+        "`c` must be a scalar or have length 100, got length 2.",
+    ),
+    (
+        lambda: WorkerProfile(a=[1.0], mu=[1.0], c=float("nan")),
+        ValueError,
+        "`c` must be finite",
+    ),
+    (
+        lambda: WorkerProfile(a=[1.0, 1.0], mu=[1.0, 1.0], c=[0.0, 0.0, 0.0]),
+        ValueError,
+        "`c` must be a scalar or have length 2, got length 3.",
     ),
     (
         lambda: solve_bpcc(MILD, 1000, batches=0),
