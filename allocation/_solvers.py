@@ -47,8 +47,8 @@ from theory import (
     kim_bound,
     waterfill_time,
 )
-from theory._validation import check_int, check_real
 from theory._heterogeneous import BATCH_CHOICES
+from theory._validation import check_int, check_real
 
 __all__ = [
     "solve_bpcc",

@@ -1,11 +1,11 @@
 """Straggler model types: per-worker and per-group shifted-exponential profiles.
 
 A task of ``l`` rows on worker ``i`` lasts ``T_i = c_i + l (a_i + X_i / mu_i)``
-seconds with ``X_i ~ Exp(1)`` (docs/theory/model.md, docs/theory/overhead.md): ``c_i`` is the fixed cost of
-a task (scheduling, transfer, deserialisation; 0 in the papers' model), ``a_i``
-seconds per row (the shift), ``mu_i`` rows per second (the straggling rate). The
-simulator, the allocators and the runtime's straggler injection all read these same
-objects.
+seconds with ``X_i ~ Exp(1)`` (docs/theory/model.md, docs/theory/overhead.md):
+``c_i`` is the fixed cost of a task (scheduling, transfer, deserialisation; 0 in the
+papers' model), ``a_i`` seconds per row (the shift), ``mu_i`` rows per second (the
+straggling rate). The simulator, the allocators and the runtime's straggler
+injection all read these same objects.
 """
 
 from __future__ import annotations

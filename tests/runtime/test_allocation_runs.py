@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import scheduler_keys
 
-from allocation import Allocation, estimate_profile
+from allocation import Allocation
 from coded import Stragglers, coded_matmul
 from coded.runtime import profile_workers
 from theory import WorkerProfile
@@ -78,25 +78,22 @@ def test_allocation_input_validation(client, kwargs, error, message):
         coded_matmul(kwargs.pop("A"), np.ones(4), client=client, **kwargs)
 
 
-def test_profile_workers_recovers_the_injected_model(client):
-    rows, repeats, n = 100, 3, 4
-    profile = WorkerProfile(a=[1.0, 1.0, 2.0, 2.0], mu=[1.0, 4.0, 1.0, 4.0])
-    stragglers = Stragglers(profile=profile, time_unit=1e-3)
-    estimated = profile_workers(
-        client, n=n, rows=rows, d=8, repeats=repeats, stragglers=stragglers, rng=5
-    )
-    generator = np.random.default_rng(5)
-    expected_times = np.empty((n, repeats))
-    for r in range(repeats):
-        plan = stragglers.sample(n, rng=generator)
-        expected_times[:, r] = rows * plan.seconds_per_row
-        generator.integers(2**32, size=n)
-    expected = estimate_profile(np.full(repeats, float(rows)), expected_times)
-    assert estimated.n == n
-    np.testing.assert_allclose(estimated.a, expected.a, rtol=0.2, atol=2e-4)
-    np.testing.assert_allclose(estimated.mu, expected.mu, rtol=0.2)
-
-
 def test_profile_workers_input_validation(client):
     with pytest.raises(ValueError, match=re.escape("`repeats` must be >= 2, got")):
         profile_workers(client, repeats=1)
+
+
+@pytest.mark.parametrize("solver", ["hcmm", "bpcc"])
+def test_block_allocation_runs_and_decodes(client, solver):
+    from allocation import solve_bpcc, solve_hcmm
+
+    profile = WorkerProfile(a=[0.1] * 3 + [0.5] * 3, mu=[2.0] * 3 + [0.5] * 3)
+    solve = solve_hcmm if solver == "hcmm" else solve_bpcc
+    allocation = solve(profile, 600)
+    assert allocation.block_rows == 3
+    assert allocation.blocks == 200
+    rng = np.random.default_rng(32)
+    A, x = rng.standard_normal((600, 5)), rng.standard_normal(5)
+    result = coded_matmul(A, x, allocation=allocation, client=client)
+    np.testing.assert_allclose(result.product, A @ x, atol=1e-8)
+    assert scheduler_keys(client, result.call_id) == []
