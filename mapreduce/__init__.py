@@ -10,7 +10,11 @@ runs. Import order: ``_plan`` < ``_records`` < ``_runtime`` < ``_job``.
 
 from __future__ import annotations
 
-from mapreduce._errors import MapReduceTaskError, PlanVerificationError
+from mapreduce._errors import (
+    MapReduceTaskError,
+    NotEnoughMappersError,
+    PlanVerificationError,
+)
 from mapreduce._examples import (
     TeraSortResult,
     count_words,
@@ -18,8 +22,16 @@ from mapreduce._examples import (
     range_partition,
     run_terasort,
     sum_counts,
+    terasort_map,
 )
-from mapreduce._job import hash_partition, run_mapreduce
+from mapreduce._job import hash_partition, run_mapreduce, split_input
+from mapreduce._network import (
+    DELIVERIES,
+    FRAME_HEADER_BYTES,
+    Traffic,
+    plan_traffic,
+    predict_shuffle_seconds,
+)
 from mapreduce._placement import (
     Placement,
     place_from_map,
@@ -31,15 +43,19 @@ from mapreduce._plan import Packet, Segment, ShufflePlan, plan_shuffle, verify_p
 from mapreduce._records import MapReduceRecord, MapReduceResult
 
 __all__ = [
+    "DELIVERIES",
+    "FRAME_HEADER_BYTES",
     "MapReduceRecord",
     "MapReduceResult",
     "MapReduceTaskError",
+    "NotEnoughMappersError",
     "Packet",
     "Placement",
     "PlanVerificationError",
     "Segment",
     "ShufflePlan",
     "TeraSortResult",
+    "Traffic",
     "count_words",
     "generate_records",
     "hash_partition",
@@ -48,9 +64,13 @@ __all__ = [
     "place_k3",
     "place_li",
     "plan_shuffle",
+    "plan_traffic",
+    "predict_shuffle_seconds",
     "range_partition",
     "run_mapreduce",
     "run_terasort",
+    "split_input",
     "sum_counts",
+    "terasort_map",
     "verify_plan",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["MapReduceTaskError", "PlanVerificationError"]
+__all__ = ["MapReduceTaskError", "NotEnoughMappersError", "PlanVerificationError"]
 
 
 class PlanVerificationError(ValueError):
@@ -17,4 +17,12 @@ class MapReduceTaskError(RuntimeError):
 
     The original exception is chained as ``__cause__``; the message names the stage,
     the node and (for map tasks) the file.
+    """
+
+
+class NotEnoughMappersError(MapReduceTaskError):
+    """More mappers were lost than the placement tolerates.
+
+    Raised as soon as some file has lost every node that stores it (so no
+    output can be complete), naming the file and the lost nodes.
     """

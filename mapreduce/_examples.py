@@ -8,9 +8,9 @@ each reducer; the concatenated reducer outputs are the sorted records.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mapreduce._job import run_mapreduce
 from mapreduce._placement import place_li
@@ -29,6 +29,7 @@ __all__ = [
     "range_partition",
     "run_terasort",
     "sum_counts",
+    "terasort_map",
 ]
 
 KEY_BYTES, VALUE_BYTES = 10, 90
@@ -131,8 +132,23 @@ def range_partition(key: bytes, K: int) -> int:
 RECORD_BYTES = KEY_BYTES + VALUE_BYTES
 
 
-def _terasort_map(blob: bytes) -> Iterator[tuple[bytes, bytes]]:
-    """Parse a file of concatenated 100-byte records into (key, value) pairs."""
+def terasort_map(blob: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """TeraSort map: parse concatenated 100-byte records into (key, value) pairs.
+
+    Parameters
+    ----------
+    blob : bytes
+        One file: records of a 10-byte key and a 90-byte value, back to back.
+
+    Returns
+    -------
+    iterator of (bytes, bytes)
+
+    Examples
+    --------
+    >>> [(len(k), len(v)) for k, v in terasort_map(bytes(200))]
+    [(10, 90), (10, 90)]
+    """
     for start in range(0, len(blob), RECORD_BYTES):
         yield (
             blob[start : start + KEY_BYTES],
@@ -145,6 +161,11 @@ def _terasort_reduce(key: bytes, values: list[bytes]) -> list[bytes]:
 
 
 def _check_record(key: bytes, value: bytes) -> bytes:
+    if not isinstance(key, bytes) or not isinstance(value, bytes):
+        raise TypeError(
+            "TeraSort records must be (bytes, bytes) pairs, got "
+            f"({type(key).__name__}, {type(value).__name__})."
+        )
     if len(key) != KEY_BYTES or len(value) != VALUE_BYTES:
         raise ValueError(
             f"TeraSort records need {KEY_BYTES}-byte keys and {VALUE_BYTES}-byte "
@@ -176,6 +197,8 @@ def run_terasort(
     r: int = 1,
     coded: bool = True,
     client: Client | None = None,
+    map_fn: Callable[[bytes], Iterable[tuple[bytes, bytes]]] | None = None,
+    **options: Any,
 ) -> TeraSortResult:
     """Sort records with (coded) TeraSort on Dask.
 
@@ -193,6 +216,12 @@ def run_terasort(
         Coded (default) or uncoded shuffle.
     client : distributed.Client, optional
         See :func:`run_mapreduce`.
+    map_fn : callable, optional
+        Replaces the record parser (a file of concatenated records -> ``(key,
+        value)`` pairs), e.g. to instrument it.
+    **options
+        Passed on to :func:`run_mapreduce` (``delivery``, ``straggler_slack``,
+        ``timeout``, ``progress``).
 
     Returns
     -------
@@ -203,6 +232,8 @@ def run_terasort(
     ValueError
         For bad `K` or `r`, or a record whose key is not 10 bytes or whose value
         is not 90 bytes.
+    TypeError
+        If a key or value is not ``bytes``.
 
     References
     ----------
@@ -222,13 +253,14 @@ def run_terasort(
     files = [blob[f * size : (f + 1) * size] for f in range(N)]
     result = run_mapreduce(
         files,
-        _terasort_map,
+        map_fn or terasort_map,
         _terasort_reduce,
         K=K,
         placement=placement,
         coded=coded,
         partition=range_partition,
         client=client,
+        **options,
     )
     ordered = [(key, v) for key, values in result.output.items() for v in values]
     return TeraSortResult(records=ordered, record=result.record)

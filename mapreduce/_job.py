@@ -7,11 +7,13 @@ execution is ``mapreduce._runtime``, imported inside the call (so that
 
 from __future__ import annotations
 
+import math
 import pickle
 import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mapreduce._network import DELIVERIES, predict_shuffle_seconds
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import plan_shuffle, verify_plan
 from mapreduce._records import MapReduceResult
@@ -20,7 +22,9 @@ from theory._validation import check_int, check_real
 if TYPE_CHECKING:
     from distributed import Client
 
-__all__ = ["hash_partition", "run_mapreduce"]
+__all__ = ["OUTPUTS", "hash_partition", "run_mapreduce", "split_input"]
+
+OUTPUTS: tuple[str, ...] = ("dict", "bag", "dataframe")
 
 MapFn = Callable[[Any], Iterable[tuple[Hashable, Any]]]
 ReduceFn = Callable[[Hashable, list[Any]], Any]
@@ -51,8 +55,41 @@ def hash_partition(key: Hashable, K: int) -> int:
     return zlib.crc32(pickle.dumps(key, protocol=4)) % K
 
 
+def split_input(items: Sequence[Any], N: int) -> list[list[Any]]:
+    """Cut `items` into `N` contiguous files whose sizes differ by at most one.
+
+    Parameters
+    ----------
+    items : sequence
+        Records, in order.
+    N : int
+        Number of files, ``N >= 1``.
+
+    Returns
+    -------
+    list of list
+        ``numpy.array_split`` sizes (the first ``len(items) % N`` files are one
+        longer); joined in order they give `items` back.
+
+    Examples
+    --------
+    >>> split_input(list("abcde"), 3)
+    [['a', 'b'], ['c', 'd'], ['e']]
+    """
+    N = check_int(N, "N", min_value=1)
+    items = list(items)
+    base, extra = divmod(len(items), N)
+    bounds = [f * base + min(f, extra) for f in range(N + 1)]
+    return [items[bounds[f] : bounds[f + 1]] for f in range(N)]
+
+
+def _is_collection(data: object) -> bool:
+    """Tell a Dask bag or dataframe by duck typing (this module cannot import dask)."""
+    return hasattr(data, "to_delayed") and hasattr(data, "npartitions")
+
+
 def _resolve_placement(
-    n_files: int, K: object, r: object, placement: object
+    files: Any, K: object, r: object, placement: object, split: bool
 ) -> Placement:
     K = check_int(K, "K", min_value=1)
     if placement is not None:
@@ -62,34 +99,87 @@ def _resolve_placement(
             raise TypeError(
                 f"`placement` must be a Placement, got {type(placement).__name__}."
             )
-        if placement.K != K or n_files != placement.N:
+        count = placement.N if split or _is_collection(files) else len(files)
+        if placement.K != K or count != placement.N:
             raise ValueError(
-                f"`placement` must have K={K} nodes and N={n_files} files (one per "
+                f"`placement` must have K={K} nodes and N={count} files (one per "
                 f"input file), got K={placement.K}, N={placement.N}."
             )
         return placement
-    return place_li(K, 1 if r is None else r, N=n_files)
+    r = 1 if r is None else check_int(r, "r", min_value=1)
+    if r > K:
+        raise ValueError(f"`r` must satisfy 1 <= r <= K, got r={r}, K={K}.")
+    batches = math.comb(K, r)
+    if _is_collection(files):
+        N = batches * max(1, round(files.npartitions / batches))
+    else:
+        N = batches if split else len(files)
+    return place_li(K, r, N=N)
+
+
+def _choose_coded(placement: Placement, delivery: str) -> bool:
+    """Coded only if the switched-network model says it is faster (ties: no)."""
+    times = [
+        predict_shuffle_seconds(
+            plan_shuffle(placement, coded=coded), network="switched", delivery=delivery
+        )
+        for coded in (True, False)
+    ]
+    return times[0] < times[1] * (1 - 1e-9)
+
+
+def _check_slack(slack: object) -> float:
+    if isinstance(slack, float) and slack == math.inf:
+        return math.inf
+    return check_real(slack, "straggler_slack", min_value=0.0)
+
+
+def _options(**given: Any) -> dict[str, Any]:
+    if given["delivery"] not in DELIVERIES:
+        raise ValueError(
+            f"`delivery` must be one of {DELIVERIES}, got {given['delivery']!r}."
+        )
+    if given["output"] not in OUTPUTS:
+        raise ValueError(f"`output` must be one of {OUTPUTS}, got {given['output']!r}.")
+    return {
+        "timeout": check_real(
+            given["timeout"], "timeout", min_value=0.0, strict_min=True
+        ),
+        "slack": _check_slack(given["straggler_slack"]),
+        "delivery": given["delivery"],
+        "combine_fn": given["reduce_fn"] if given["combine"] else None,
+        "progress": bool(given["progress"]),
+        "output": given["output"],
+    }
 
 
 def run_mapreduce(
-    files: Sequence[Any],
+    files: Any,
     map_fn: MapFn,
     reduce_fn: ReduceFn,
     *,
     K: int,
     r: int | None = None,
     placement: Placement | None = None,
-    coded: bool = True,
+    coded: bool | None = None,
+    delivery: str = "unicast",
+    combine: bool = False,
     partition: PartitionFn = hash_partition,
+    split: bool = False,
+    output: str = "dict",
     client: Client | None = None,
     timeout: float = 600.0,
+    straggler_slack: float = 0.5,
+    progress: bool = False,
 ) -> MapReduceResult:
     r"""Run a MapReduce job on Dask with a (coded) shuffle.
 
     Parameters
     ----------
-    files : sequence
-        The ``N`` input files (any picklable objects).
+    files : sequence, dask.bag.Bag or dask.dataframe.DataFrame
+        The input files (any picklable objects); a Dask collection's partitions
+        are the files (a list of elements, a pandas DataFrame), repartitioned to
+        what the placement needs.
     map_fn : callable
         ``map_fn(file)`` returns an iterable of ``(key, value)`` pairs.
     reduce_fn : callable
@@ -101,19 +191,47 @@ def run_mapreduce(
         Computation load of Li's placement, ``1 <= r <= K`` (default 1, i.e.
         uncoded). Exclusive with `placement`.
     placement : Placement, optional
-        Any placement with ``K`` nodes and ``len(files)`` files.
-    coded : bool
-        Coded multicasts (default) or plain unicasts of whole values.
+        Any placement with ``K`` nodes and one file per input file.
+    coded : bool, optional
+        Coded multicasts or plain unicasts of whole values. Default: whichever
+        the switched-network model (:func:`mapreduce.predict_shuffle_seconds`)
+        predicts faster for `delivery`, uncoded on a tie. Dask has no
+        multicast, so the coded shuffle's gain in the papers' load does not show
+        in Dask's wire bytes (docs/theory/network.md).
+    delivery : {"unicast", "forward"}
+        Unicast: a packet goes from its sender to each receiver. Forward: the
+        sender uploads it once and each receiver passes it to the next.
+    combine : bool
+        Apply `reduce_fn` map-side to each file's values of a key, then again to
+        the partial results. Declare it only for a `reduce_fn` that is
+        associative and commutative and returns a value of the kind it takes
+        (sums, counts, max); with any other it silently changes the output.
     partition : callable
-        ``partition(key, K)`` gives the reducer node of a key (default
-        :func:`hash_partition`; a range partition makes the output sorted).
+        ``partition(key, K)`` gives the reducer node of a key, an int in
+        ``range(K)`` (default :func:`hash_partition`; a range partition makes the
+        output sorted).
+    split : bool
+        Treat a sequence `files` as records and cut them into the placement's
+        ``N`` files (:func:`split_input`; ``N = C(K, r)`` for Li's placement).
+    output : {"dict", "bag", "dataframe"}
+        Return the output as a dict, a ``dask.bag`` of ``(key, value)`` pairs, or
+        a ``dask.dataframe`` with columns ``key`` and ``value``, one partition per
+        reducer.
     client : distributed.Client, optional
         A client with at least ``K`` workers; without one, an embedded
         ``LocalCluster`` of ``K`` single-threaded workers is started and closed.
     timeout : float
         Seconds each stage (map, shuffle, reduce) may take, ``> 0``; a stage
-        still running then (a lost worker, a hung function) raises
-        :class:`MapReduceTaskError` instead of waiting forever.
+        still running then raises :class:`MapReduceTaskError`.
+    straggler_slack : float
+        Once ``K - tolerance`` nodes have mapped all their files (they hold every
+        file, at time ``t_q``), a node still mapping is waited for only while
+        its pace predicts it done by ``(1 + straggler_slack) t_q`` (and at least
+        half a second after ``t_q``); then the
+        unfinished maps are cancelled and the shuffle is planned on the maps
+        that finished (``>= 0``; ``inf`` waits for every map).
+    progress : bool
+        Show a progress bar per stage (tqdm).
 
     Returns
     -------
@@ -124,20 +242,28 @@ def run_mapreduce(
     ------
     ValueError
         For bad `K`, `r` (``r < 1`` or ``r > K``), an empty `files`, a placement
-        that does not fit, or a client with fewer than `K` workers.
+        that does not fit, an unknown `delivery` or `output`, or a client with
+        fewer than `K` workers.
     TypeError
         If a function argument is not callable, `placement` is not a
         :class:`Placement`, or `client` is not a ``distributed.Client``.
     MapReduceTaskError
-        If `map_fn` or `reduce_fn` raises on a worker, or a stage exceeds
-        `timeout`.
+        If `map_fn`, `partition` or `reduce_fn` raises on a worker (chained),
+        `partition` returns a node outside ``range(K)``, a stage exceeds
+        `timeout`, or a node is lost after the map stage.
+    NotEnoughMappersError
+        As soon as some file has lost every node that stores it (more lost
+        mappers than ``placement.tolerance``).
 
     Notes
     -----
     Node ``k`` maps every file it stores, producing one value (a byte string) per
-    reducer node; the senders XOR segments of these values into packets
+    reducer node. The map output of a file comes from whichever of its holders
+    finish; up to ``placement.tolerance`` slow or lost nodes are cut (recorded in
+    ``record.stragglers`` and ``record.lost_nodes``), and a lost node's reduce
+    runs on another node. The senders XOR segments of these values into packets
     (:func:`plan_shuffle`), each receiver cancels the segments it mapped itself,
-    and reduces. The plan is checked by :func:`verify_plan` before anything runs.
+    and reduces. Every plan is checked by :func:`verify_plan` before it runs.
 
     References
     ----------
@@ -151,13 +277,14 @@ def run_mapreduce(
     --------
     >>> from mapreduce import count_words, sum_counts
     >>> files = ["a b a", "b c", "a c c"]
-    >>> result = run_mapreduce(files, count_words, sum_counts, K=3, r=2)
+    >>> result = run_mapreduce(files, count_words, sum_counts, K=3, r=2, coded=True)
     >>> result.output == {"a": 3, "b": 2, "c": 3}, result.record.load
     (True, Fraction(1, 6))
     """
-    files = list(files)
-    if not files:
-        raise ValueError("`files` must hold at least one file, got 0.")
+    if not _is_collection(files):
+        files = list(files)
+        if not files:
+            raise ValueError("`files` must hold at least one file, got 0.")
     for name, fn in (
         ("map_fn", map_fn),
         ("reduce_fn", reduce_fn),
@@ -165,11 +292,17 @@ def run_mapreduce(
     ):
         if not callable(fn):
             raise TypeError(f"`{name}` must be callable, got {type(fn).__name__}.")
-    timeout = check_real(timeout, "timeout", min_value=0.0, strict_min=True)
-    placement = _resolve_placement(len(files), K, r, placement)
-    plan = verify_plan(plan_shuffle(placement, coded=coded))
-    from mapreduce._runtime import execute_mapreduce
+    options = _options(**locals())
+    placement = _resolve_placement(files, K, r, placement, split)
+    if coded is None:
+        coded = _choose_coded(placement, options["delivery"])
+    plan = verify_plan(plan_shuffle(placement, coded=bool(coded)))
+    from mapreduce._runtime import collection_files, execute_mapreduce
 
+    if _is_collection(files):
+        files = collection_files(files, placement.N, client)
+    elif split:
+        files = split_input(files, placement.N)
     return execute_mapreduce(
         files,
         map_fn,
@@ -177,5 +310,5 @@ def run_mapreduce(
         plan=plan,
         partition=partition,
         client=client,
-        timeout=timeout,
+        options=options,
     )

@@ -10,6 +10,7 @@ unequal demand sizes (docs/theory/mapreduce.md, general planner).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -82,6 +83,9 @@ class ShufflePlan:
         The transmissions.
     is_coded : bool
         Whether packets XOR several segments (False: plain unicasts).
+    reducers : tuple of int, optional
+        Nodes whose reduce function is served (default: all ``K``); the others'
+        values are not shuffled (a lost node's partition is reduced elsewhere).
 
     Notes
     -----
@@ -97,6 +101,14 @@ class ShufflePlan:
     placement: Placement
     packets: tuple[Packet, ...]
     is_coded: bool
+    reducers: tuple[int, ...] | None = None
+
+    @property
+    def receivers(self) -> tuple[int, ...]:
+        """Nodes whose missing values the plan delivers."""
+        return (
+            tuple(range(self.placement.K)) if self.reducers is None else self.reducers
+        )
 
     @property
     def load(self) -> Fraction:
@@ -119,25 +131,44 @@ class ShufflePlan:
         return self.load * self.placement.K * self.placement.N
 
 
-def _demands(placement: Placement) -> list[tuple[int, int]]:
+def _demands(
+    placement: Placement, reducers: tuple[int, ...] | None = None
+) -> list[tuple[int, int]]:
     """Every (receiver, file) pair with the receiver not storing the file."""
+    receivers = range(placement.K) if reducers is None else reducers
     return [
         (k, f)
         for f, nodes in enumerate(placement.storers)
-        for k in range(placement.K)
+        for k in receivers
         if k not in nodes
     ]
 
 
-def _plan_uncoded(placement: Placement) -> list[Packet]:
-    """One unicast of a whole value per demand, from the least-busy storer."""
+def _plan_uncoded(placement: Placement, demands: list[tuple[int, int]]) -> list[Packet]:
+    """One unicast of a whole value per demand, uploads balanced between storers.
+
+    Greedy least-busy storer first; then a demand moves from its sender ``s`` to
+    another storer ``t`` while ``sent[s] > sent[t] + 1`` (each move lowers
+    ``sum(sent^2)``, so this stops), leaving no such move.
+    """
     sent = [0] * placement.K
-    packets = []
-    for k, f in _demands(placement):
+    senders = []
+    for _, f in demands:
         sender = min(placement.storers[f], key=lambda s: (sent[s], s))
         sent[sender] += 1
-        packets.append(Packet(sender=sender, segments=(Segment(receiver=k, file=f),)))
-    return packets
+        senders.append(sender)
+    moved = True
+    while moved:
+        moved = False
+        for i, (_, f) in enumerate(demands):
+            s = senders[i]
+            t = min(placement.storers[f], key=lambda n: (sent[n], n))
+            if sent[s] > sent[t] + 1:
+                sent[s], sent[t], senders[i], moved = sent[s] - 1, sent[t] + 1, t, True
+    return [
+        Packet(sender=s, segments=(Segment(receiver=k, file=f),))
+        for (k, f), s in zip(demands, senders, strict=True)
+    ]
 
 
 def _group_transmissions(g: int, sizes: dict[int, int]) -> tuple[int, int]:
@@ -194,15 +225,15 @@ def _new_groups() -> Groups:
     return defaultdict(lambda: defaultdict(list))
 
 
-def _li_groups(placement: Placement) -> Groups:
+def _li_groups(placement: Placement, demands: list[tuple[int, int]]) -> Groups:
     """Demands grouped by ``S = storers(f) | {k}`` (Li et al.)."""
     groups = _new_groups()
-    for k, f in _demands(placement):
+    for k, f in demands:
         groups[placement.storers[f] | {k}][k].append(f)
     return groups
 
 
-def _design_groups(placement: Placement) -> Groups:
+def _design_groups(placement: Placement, demands: list[tuple[int, int]]) -> Groups:
     """Demands grouped by a design's classes (Woolsey et al.'s hypercube).
 
     Demand ``(k, f)`` with ``k`` in class ``d`` joins the ``r`` nodes made of
@@ -211,7 +242,7 @@ def _design_groups(placement: Placement) -> Groups:
     """
     class_of = {k: d for d, nodes in enumerate(placement.classes) for k in nodes}
     groups = _new_groups()
-    for k, f in _demands(placement):
+    for k, f in demands:
         others = {s for s in placement.storers[f] if class_of[s] != class_of[k]}
         groups[frozenset(others | {k})][k].append(f)
     return groups
@@ -224,15 +255,20 @@ def _plan_groups(groups: Groups) -> list[Packet]:
     return packets
 
 
-def _plan_coded(placement: Placement) -> list[Packet]:
+def _plan_coded(placement: Placement, demands: list[tuple[int, int]]) -> list[Packet]:
     """Plan by Li's grouping and, for a design, its own; keep the lighter."""
-    candidates = [_plan_groups(_li_groups(placement))]
+    candidates = [_plan_groups(_li_groups(placement, demands))]
     if placement.classes is not None and len(placement.classes) >= 2:
-        candidates.append(_plan_groups(_design_groups(placement)))
+        candidates.append(_plan_groups(_design_groups(placement, demands)))
     return min(candidates, key=lambda ps: (sum(p.size for p in ps), len(ps)))
 
 
-def plan_shuffle(placement: Placement, *, coded: bool = True) -> ShufflePlan:
+def plan_shuffle(
+    placement: Placement,
+    *,
+    coded: bool = True,
+    reducers: Iterable[int] | None = None,
+) -> ShufflePlan:
     r"""Plan the shuffle of a placement: who sends which XOR of which segments.
 
     Parameters
@@ -241,6 +277,8 @@ def plan_shuffle(placement: Placement, *, coded: bool = True) -> ShufflePlan:
         Which nodes store (and map) each file.
     coded : bool
         Coded multicasts (default) or one unicast per missing value.
+    reducers : iterable of int, optional
+        Serve only these nodes' reduce functions (default: all).
 
     Returns
     -------
@@ -252,6 +290,8 @@ def plan_shuffle(placement: Placement, *, coded: bool = True) -> ShufflePlan:
     ------
     TypeError
         If `placement` is not a :class:`Placement`.
+    ValueError
+        If a reducer is outside ``range(K)``.
 
     Notes
     -----
@@ -290,8 +330,18 @@ def plan_shuffle(placement: Placement, *, coded: bool = True) -> ShufflePlan:
         raise TypeError(
             f"`placement` must be a Placement, got {type(placement).__name__}."
         )
-    packets = _plan_coded(placement) if coded else _plan_uncoded(placement)
-    return ShufflePlan(placement=placement, packets=tuple(packets), is_coded=coded)
+    chosen = None
+    if reducers is not None:
+        chosen = tuple(sorted({int(k) for k in reducers}))
+        if any(not 0 <= k < placement.K for k in chosen):
+            raise ValueError(
+                f"`reducers` must be nodes in range(K), K={placement.K}, got {chosen}."
+            )
+    demands = _demands(placement, chosen)
+    packets = (_plan_coded if coded else _plan_uncoded)(placement, demands)
+    return ShufflePlan(
+        placement=placement, packets=tuple(packets), is_coded=coded, reducers=chosen
+    )
 
 
 def _check_packet(number: int, packet: Packet, placement: Placement) -> None:
@@ -361,7 +411,14 @@ def verify_plan(plan: ShufflePlan) -> ShufflePlan:
         for seg in packet.segments:
             start = Fraction(seg.index, seg.count)
             received[seg.receiver, seg.file].append((start, start + seg.size))
-    missing = set(_demands(placement)) - set(received)
+    demands = set(_demands(placement, plan.reducers))
+    stray = sorted(set(received) - demands)
+    if stray:
+        raise PlanVerificationError(
+            f"value (receiver {stray[0][0]}, file {stray[0][1]}) is sent but not "
+            "needed: the receiver stores the file or is not a reducer."
+        )
+    missing = demands - set(received)
     if missing:
         raise PlanVerificationError(
             f"{len(missing)} missing values are never sent, e.g. (receiver, file) = "

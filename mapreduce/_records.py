@@ -6,7 +6,6 @@ Defined below both the job API (``mapreduce._job``) and its Dask execution
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -18,7 +17,7 @@ __all__ = ["MapReduceRecord", "MapReduceResult", "plan_record_fields"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MapReduceRecord:
-    r"""What a MapReduce job sent and how long each stage took.
+    r"""What a MapReduce job sent, to whom, and how long each stage took.
 
     Parameters
     ----------
@@ -28,23 +27,42 @@ class MapReduceRecord:
         Computation load of the placement.
     is_coded : bool
         Whether the shuffle was coded.
+    delivery : str
+        ``"unicast"`` or ``"forward"`` (see :func:`mapreduce.plan_traffic`).
     load : Fraction
-        Paper-model load of the plan (a multicast counts once), over ``Q N T``.
+        Paper-model load of the plan that ran (a multicast counts once), over
+        ``Q N T`` with ``Q = K``.
     unicast_load : Fraction
-        The plan's load when every packet goes to each receiver separately.
+        The same plan's load when every packet goes to each receiver separately.
     packets : int
         Number of packets.
+    tolerance : int
+        Slow or lost mappers the placement tolerates (``min_f |storers(f)| - 1``).
+    stragglers : tuple of int
+        Nodes whose unfinished maps were cancelled (their files were mapped by
+        other holders; their finished maps still served as side information).
+    lost_nodes : tuple of int
+        Nodes lost during the map stage; their reduce ran on another node.
+    cancelled_maps : int
+        Map tasks cancelled because another holder had finished the file.
     intermediate_bytes : int
-        Bytes of all intermediate values (every file, every reducer): the
-        measured ``Q N T``.
+        Bytes of all intermediate values (every file, every reducer).
     packet_bytes : int
         Bytes of all packet payloads, each counted once (padding included).
-    wire_bytes : int
-        Bytes moved between Dask workers during the job, from the workers'
-        ``transfer_incoming_log`` (Dask's ``sizeof`` of each transferred object;
-        Dask has no multicast, so a packet crosses the wire once per receiver).
+    frame_header_bytes : int
+        Framing overhead of all frames, each counted once
+        (:data:`mapreduce.FRAME_HEADER_BYTES` per header entry).
+    upload_bytes, download_bytes : tuple of int
+        Bytes each node sent and received between Dask workers during the
+        job, from the workers' transfer logs (Dask's ``sizeof``; a frame is one
+        ``uint8`` array, so its size is exact). Dask has no multicast.
+    origin_upload_bytes : tuple of int
+        Bytes each node sent of the frames it built itself.
     map_seconds, shuffle_seconds, reduce_seconds : float
         Wall-clock seconds of each stage, seen from the client.
+    pack_seconds, unpack_seconds : float
+        Worker-side seconds spent encoding and decoding packets, at the busiest
+        node (part of `shuffle_seconds`).
 
     Notes
     -----
@@ -56,15 +74,30 @@ class MapReduceRecord:
     N: int
     r: Fraction
     is_coded: bool
+    delivery: str
     load: Fraction
     unicast_load: Fraction
     packets: int
+    tolerance: int
+    stragglers: tuple[int, ...]
+    lost_nodes: tuple[int, ...]
+    cancelled_maps: int
     intermediate_bytes: int
     packet_bytes: int
-    wire_bytes: int
+    frame_header_bytes: int
+    upload_bytes: tuple[int, ...]
+    download_bytes: tuple[int, ...]
+    origin_upload_bytes: tuple[int, ...]
     map_seconds: float
     shuffle_seconds: float
     reduce_seconds: float
+    pack_seconds: float
+    unpack_seconds: float
+
+    @property
+    def wire_bytes(self) -> int:
+        """Bytes moved between workers in total (``sum(download_bytes)``)."""
+        return sum(self.download_bytes)
 
     @property
     def measured_load(self) -> float:
@@ -87,14 +120,16 @@ class MapReduceResult:
 
     Parameters
     ----------
-    output : dict
+    output : dict, dask.bag.Bag or dask.dataframe.DataFrame
         ``key -> reduce_fn(key, values)``, reducer 0's keys first, each reducer's
-        keys in sorted order when they are comparable.
+        keys in sorted order when they are comparable; as a bag of
+        ``(key, value)`` pairs or a dataframe with columns ``key`` and ``value``
+        (one partition per reducer) when asked for.
     record : MapReduceRecord
         Loads, bytes and stage times.
     """
 
-    output: dict[Hashable, Any]
+    output: Any
     record: MapReduceRecord
 
 

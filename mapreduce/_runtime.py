@@ -1,39 +1,156 @@
-"""Execute a verified MapReduce shuffle plan on Dask workers (mapreduce's runtime).
+"""Execute MapReduce on Dask workers (mapreduce's only Dask module).
 
-Stages, each pinned (``workers=[address], allow_other_workers=False``, explicit
-keys): map every file on each node that stores it; build every packet on its
-sender; decode on each receiver from its packets and its own map outputs; reduce.
-Only the packets cross between workers. The plan decides what is sent; this module
-only carries it out and measures it.
+Stages, each pinned (``workers=[address], allow_other_workers=False``, keys under
+one job prefix): map every file on each node that stores it; once the nodes that
+finished can stand in for the rest (``K - tolerance`` of them), give the others a
+little slack and cancel them cooperatively; plan the shuffle on the maps that
+finished; pack frames on their senders; deliver (unicast or forwarded along the
+receivers); unpack on each receiver with its own map outputs; reduce. The plan
+decides what is sent; this module only carries it out and measures it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import pickle
+import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import CancelledError
 from typing import Any
 
-from distributed import Client, Future, wait
+import numpy as np
+from distributed import Client, Future, KilledWorker, wait
 
 from coded.runtime._cluster import client_for_call
-from mapreduce._coding import build_packet, decode_received, packet_payload_bytes
-from mapreduce._errors import MapReduceTaskError
-from mapreduce._plan import ShufflePlan
+from coded.runtime._worker import cancel_signal, signal_cancel
+from mapreduce._coding import EncodedPacket, build_packet, decode_received
+from mapreduce._errors import MapReduceTaskError, NotEnoughMappersError
+from mapreduce._network import FRAME_HEADER_BYTES, frames_of
+from mapreduce._placement import Placement
+from mapreduce._plan import Packet, ShufflePlan, plan_shuffle, verify_plan
 from mapreduce._records import MapReduceRecord, MapReduceResult, plan_record_fields
 
-__all__ = ["execute_mapreduce"]
+__all__ = ["collection_files", "execute_mapreduce", "to_output"]
 
 Values = tuple[bytes, ...]  # one map output: a pickled list of pairs per reducer
+_POLL_SECONDS = 0.05
+_LIVENESS_SECONDS = 0.25
+_CANCEL_EVERY = 64  # pairs between two looks at the cancel signal
+_MIN_GRACE_SECONDS = 0.5  # task dispatch noise; short next to a real map stage
+
+# ----------------------------------------------------------------- worker side
+
+_seconds_lock = threading.Lock()
+_seconds: dict[tuple[str, int, str], float] = defaultdict(float)
 
 
-def _map_task(map_fn: Callable, partition: Callable, file: bytes, K: int) -> Values:
-    buckets: list[list[tuple[Hashable, Any]]] = [[] for _ in range(K)]
-    for key, value in map_fn(pickle.loads(file)):
-        buckets[partition(key, K)].append((key, value))
+def _add_seconds(prefix: str, node: int, stage: str, seconds: float) -> None:
+    with _seconds_lock:
+        _seconds[prefix, node, stage] += seconds
+
+
+def _pop_seconds(prefix: str, dask_worker: Any = None) -> dict:
+    with _seconds_lock:
+        keys = [key for key in _seconds if key[0] == prefix]
+        return {key[1:]: _seconds.pop(key) for key in keys}
+
+
+def _check_reducer(node: object, key: Hashable, K: int) -> int:
+    if (
+        isinstance(node, bool)
+        or not isinstance(node, (int, np.integer))
+        or not 0 <= node < K
+    ):
+        raise ValueError(
+            f"`partition` returned {node!r} for key {key!r}; it must return an int "
+            f"in range(K), K={K}."
+        )
+    return int(node)
+
+
+def _combine(pairs: list, combine_fn: Callable) -> list:
+    groups: dict[Hashable, list] = defaultdict(list)
+    for key, value in pairs:
+        groups[key].append(value)
+    return [(key, combine_fn(key, values)) for key, values in groups.items()]
+
+
+def _map_task(
+    map_fn: Callable,
+    partition: Callable,
+    combine_fn: Callable | None,
+    file: Any,
+    K: int,
+    signal: str,
+) -> Values | None:
+    """Map one file into K pickled buckets; None if cancelled on the way."""
+    cancelled = cancel_signal(signal)
+    if cancelled.is_set():
+        return None
+    buckets: list[list] = [[] for _ in range(K)]
+    for count, (key, value) in enumerate(map_fn(file)):
+        if count % _CANCEL_EVERY == _CANCEL_EVERY - 1 and cancelled.is_set():
+            return None
+        buckets[_check_reducer(partition(key, K), key, K)].append((key, value))
+    if combine_fn is not None:
+        buckets = [_combine(bucket, combine_fn) for bucket in buckets]
     return tuple(pickle.dumps(bucket, protocol=5) for bucket in buckets)
+
+
+def _pack(
+    packets: tuple[Packet, ...], maps: dict[int, Values], prefix: str, node: int
+) -> np.ndarray:
+    """Encode a frame: int64 header (count, segment lengths), then payloads."""
+    began = time.perf_counter()
+    encoded = [build_packet(packet, maps) for packet in packets]
+    header = [len(encoded), *(n for lengths, _ in encoded for n in lengths)]
+    frame = np.concatenate(
+        [np.asarray(header, dtype=np.int64).view(np.uint8)]
+        + [payload for _, payload in encoded]
+    )
+    _add_seconds(prefix, node, "pack", time.perf_counter() - began)
+    return frame
+
+
+def _unframe(
+    packets: tuple[Packet, ...], frame: np.ndarray
+) -> list[tuple[Packet, EncodedPacket]]:
+    entries = 1 + sum(len(p.segments) for p in packets)
+    header = np.frombuffer(frame[: FRAME_HEADER_BYTES * entries].tobytes(), np.int64)
+    position, offset, out = 1, FRAME_HEADER_BYTES * entries, []
+    for packet in packets:
+        lengths = tuple(
+            int(n) for n in header[position : position + len(packet.segments)]
+        )
+        size = max(lengths, default=0)
+        out.append((packet, (lengths, frame[offset : offset + size])))
+        position, offset = position + len(packet.segments), offset + size
+    return out
+
+
+def _unpack(
+    k: int,
+    inbox: list[tuple[tuple[Packet, ...], np.ndarray]],
+    maps: dict[int, Values],
+    prefix: str,
+) -> dict[int, bytes]:
+    began = time.perf_counter()
+    received = [entry for packets, frame in inbox for entry in _unframe(packets, frame)]
+    decoded = decode_received(k, received, maps)
+    _add_seconds(prefix, k, "unpack", time.perf_counter() - began)
+    return decoded
+
+
+def _relay(frame: np.ndarray) -> np.ndarray:
+    """Hold a forwarded frame on this node (the next receiver fetches it here)."""
+    return frame
+
+
+def _pick(values: Values, k: int) -> bytes:
+    return values[k]
 
 
 def _sorted_items(groups: dict) -> list:
@@ -47,10 +164,10 @@ def _reduce_task(
     k: int,
     reduce_fn: Callable,
     maps: dict[int, Values],
-    decoded: dict[int, bytes],
+    received: dict[int, bytes],
     N: int,
 ) -> bytes:
-    values = {f: v[k] for f, v in maps.items()} | decoded
+    values = {f: v[k] for f, v in maps.items()} | received
     missing = sorted(set(range(N)) - set(values))
     if missing:
         raise RuntimeError(f"reducer {k} has no value of files {missing[:10]}.")
@@ -62,52 +179,49 @@ def _reduce_task(
     return pickle.dumps(items, protocol=5)
 
 
-def _transferred_bytes(prefix: str, dask_worker: Any = None) -> int:
-    """Bytes of this job's keys this worker fetched from peers (Dask's log)."""
-    return sum(
-        nbytes
+def _value_lengths(maps: dict[int, Values]) -> dict[int, list[int]]:
+    return {f: [len(v) for v in values] for f, values in maps.items()}
+
+
+def _transfers(prefix: str, dask_worker: Any = None) -> list[tuple[str, str, int]]:
+    """(peer, key, bytes) of every job key this worker fetched from a peer."""
+    return [
+        (entry["who"], str(key), nbytes)
         for entry in dask_worker.transfer_incoming_log
         for key, nbytes in entry["keys"].items()
         if str(key).startswith(prefix)
-    )
+    ]
 
 
-def _raise_failures(futures: dict[Any, Future], stage: str, what: Callable) -> None:
-    for label, future in futures.items():
-        if future.status == "error":
-            error = future.exception()
-            raise MapReduceTaskError(f"{stage} failed {what(label)}: {error!r}") from (
-                error
-            )
-        if future.status != "finished":
-            raise MapReduceTaskError(f"{stage} {what(label)} ended as {future.status}.")
+# ----------------------------------------------------------------- client side
+
+
+def _raise_failure(future: Future, stage: str, where: str) -> None:
+    error = future.exception()
+    raise MapReduceTaskError(f"{stage} failed {where}: {error!r}") from error
 
 
 class _Job:
     """One job on one client: pinned submission under a unique key prefix."""
 
-    def __init__(self, dask: Client, plan: ShufflePlan, timeout: float) -> None:
-        K = plan.placement.K
+    def __init__(self, dask: Client, placement: Placement, options: dict) -> None:
+        K = placement.K
         addresses = sorted(dask.nthreads())
         if len(addresses) < K:
             raise ValueError(
                 f"the client must have at least K={K} workers, got {len(addresses)}."
             )
-        self.dask, self.plan, self.addresses = dask, plan, addresses[:K]
+        self.dask, self.placement, self.addresses = dask, placement, addresses[:K]
+        self.options = options
         self.prefix = f"mr-{uuid.uuid4().hex[:10]}-"
         self.maps: dict[tuple[int, int], Future] = {}
-        self.timeout = timeout
+        self.stored: tuple[frozenset[int], ...] = placement.storers
+        self.lost: set[int] = set()
+        self.stragglers: set[int] = set()
+        self.cancelled_maps = 0
+        self._checked_at = 0.0
 
-    def wait(self, futures: Sequence[Future], stage: str) -> None:
-        """Wait for `futures`, at most `timeout` seconds: never hang on a lost node."""
-        try:
-            wait(list(futures), timeout=self.timeout)
-        except TimeoutError as exc:
-            late = sum(future.status == "pending" for future in futures)
-            raise MapReduceTaskError(
-                f"{stage}: {late} of {len(futures)} tasks did not finish "
-                f"within timeout={self.timeout} s."
-            ) from exc
+    # -- submission and liveness
 
     def submit(self, fn: Callable, *args: Any, key: str, node: int) -> Future:
         return self.dask.submit(
@@ -119,118 +233,348 @@ class _Job:
             pure=False,
         )
 
-    def local_maps(self, k: int, files: Iterable[int]) -> dict[int, Future]:
+    def newly_lost(self) -> set[int]:
+        """Nodes whose worker left the cluster since the last look."""
+        now = time.perf_counter()
+        if now - self._checked_at < _LIVENESS_SECONDS:
+            return set()
+        self._checked_at = now
+        alive = set(self.dask.nthreads())
+        gone = {k for k, a in enumerate(self.addresses) if a not in alive}
+        new = gone - self.lost
+        self.lost |= new
+        return new
+
+    def wait_stage(self, futures: dict[Any, Future], stage: str, where: Callable):
+        """Wait for `futures` at most `timeout` s; fail fast on errors or lost nodes."""
+        deadline = time.perf_counter() + self.options["timeout"]
+        pending = list(futures.items())
+        with self.progress(stage, len(pending)) as bar:
+            while pending:
+                self._poll([f for _, f in pending], deadline, stage, len(futures))
+                still = []
+                for label, future in pending:
+                    if future.status == "error":
+                        _raise_failure(future, stage, where(label))
+                    if future.status == "cancelled":
+                        self.newly_lost()
+                        raise MapReduceTaskError(
+                            f"{stage}: a task {where(label)} was cancelled (nodes "
+                            f"lost: {sorted(self.lost)}); no output is returned."
+                        )
+                    if future.status != "finished":
+                        still.append((label, future))
+                bar.update(len(pending) - len(still))
+                pending = still
+                if pending and self.newly_lost():
+                    raise MapReduceTaskError(
+                        f"{stage}: nodes {sorted(self.lost)} (workers "
+                        f"{[self.addresses[k] for k in sorted(self.lost)]}) were lost "
+                        "after the map stage; no output is returned."
+                    )
+
+    def _poll(self, futures: list[Future], deadline: float, stage: str, total: int):
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            raise MapReduceTaskError(
+                f"{stage}: {len(futures)} of {total} tasks did not finish within "
+                f"timeout={self.options['timeout']} s."
+            )
+        with contextlib.suppress(TimeoutError, CancelledError):  # lost: seen next
+            wait(
+                futures,
+                timeout=min(_POLL_SECONDS, remaining),
+                return_when="FIRST_COMPLETED",
+            )
+
+    def progress(self, stage: str, total: int):
+        from tqdm.auto import tqdm
+
+        return tqdm(
+            total=total, desc=stage, unit="task", disable=not self.options["progress"]
+        )
+
+    # -- map stage
+
+    def scatter_files(self, files: Sequence[Any]) -> dict[tuple[int, int], Any]:
+        """Put each file on its storers (futures of a Dask collection move there)."""
+        inputs = {}
+        for k, address in enumerate(self.addresses):
+            local = self.placement.files_of(k)
+            if local and isinstance(files[0], Future):
+                inputs |= {(f, k): files[f] for f in local}
+            elif local:
+                data = self.dask.scatter(
+                    [files[f] for f in local], workers=[address], hash=False
+                )
+                inputs |= dict(zip(((f, k) for f in local), data, strict=True))
+        return inputs
+
+    def run_maps(self, files: Sequence[Any], map_fn: Callable, partition: Callable):
+        K = self.placement.K
+        inputs = self.scatter_files(files)  # before any map starts: a fair start
+        position = {(f, k): self.placement.files_of(k).index(f) for f, k in inputs}
+        for (f, k), file in sorted(inputs.items(), key=lambda i: position[i[0]]):
+            self.maps[f, k] = self.submit(
+                _map_task,
+                map_fn,
+                partition,
+                self.options["combine_fn"],
+                file,
+                K,
+                f"{self.prefix}{k}",
+                key=f"map-{f}-{k}",
+                node=k,
+            )
+        finished = self._await_maps()
+        self.stored = tuple(
+            frozenset(k for k in nodes if (f, k) in finished and k not in self.lost)
+            for f, nodes in enumerate(self.placement.storers)
+        )
+
+    def _await_maps(self) -> set[tuple[int, int]]:
+        """Wait until every node is done, or enough are and the rest are slow."""
+        start = time.perf_counter()
+        deadline = start + self.options["timeout"]
+        pending, finished = dict(self.maps), set()
+        need = self.placement.K - self.placement.tolerance
+        quorum_at = None
+        with self.progress("map", len(pending)) as bar:
+            while pending:
+                self._poll(list(pending.values()), deadline, "map", len(self.maps))
+                bar.update(self._collect_maps(pending, finished))
+                if self.newly_lost():
+                    self._check_coverage()
+                    for fk in [fk for fk in pending if fk[1] in self.lost]:
+                        del pending[fk]
+                busy = {k for _, k in pending}
+                if (
+                    quorum_at is None
+                    and self.placement.K - len(busy | self.lost) >= need
+                ):
+                    quorum_at = time.perf_counter()
+                if (
+                    busy
+                    and quorum_at is not None
+                    and not self._worth_waiting(busy, finished, start, quorum_at)
+                ):
+                    self._cancel(pending)
+                    break
+        return finished
+
+    def _worth_waiting(
+        self, busy: set[int], finished: set, start: float, quorum_at: float
+    ) -> bool:
+        """Whether some busy node looks set to finish by the slack's limit.
+
+        The limit is ``(1 + slack)`` times the time the quorum took (at least
+        half a second after the quorum). A node that mapped ``m >= 1`` of its
+        ``M`` files in ``t`` seconds is predicted to finish at ``t M / (m + 1)``
+        (optimistic: its current map almost done); a node with no map done yet
+        is waited for up to the limit.
+        """
+        now = time.perf_counter() - start
+        quorum = quorum_at - start
+        limit = quorum + max(self.options["slack"] * quorum, _MIN_GRACE_SECONDS)
+        if now >= limit:
+            return False
+        for k in busy:
+            total = len(self.placement.files_of(k))
+            done = sum(1 for _, node in finished if node == k)
+            if done == 0 or now * total / (done + 1) <= limit:
+                return True
+        return False
+
+    def _collect_maps(self, pending: dict, finished: set) -> int:
+        done = 0
+        for (f, k), future in list(pending.items()):
+            if future.status == "finished":
+                finished.add((f, k))
+            elif future.status == "error" and isinstance(
+                future.exception(), KilledWorker
+            ):
+                self.lost.add(k)
+                self._check_coverage()
+            elif future.status == "error":
+                _raise_failure(future, "map_fn", f"on file {f} at node {k}")
+            else:
+                continue
+            del pending[f, k]
+            done += 1
+        return done
+
+    def _check_coverage(self) -> None:
+        for f, nodes in enumerate(self.placement.storers):
+            if nodes <= self.lost:
+                raise NotEnoughMappersError(
+                    f"nodes {sorted(self.lost)} were lost; file {f} was stored only "
+                    f"at {sorted(nodes)}, so no output can be complete (the "
+                    f"placement tolerates {self.placement.tolerance} lost mappers)."
+                )
+
+    def _cancel(self, pending: dict) -> None:
+        self.stragglers = {k for _, k in pending} - self.lost
+        for k in self.stragglers:
+            self.dask.run(
+                signal_cancel,
+                f"{self.prefix}{k}",
+                workers=[self.addresses[k]],
+                wait=False,
+            )
+        for future in pending.values():
+            future.cancel()
+        self.cancelled_maps = len(pending)
+
+    # -- shuffle and reduce
+
+    def local_maps(self, k: int, files) -> dict[int, Future]:
         """Node `k`'s own map outputs of `files` (never fetched from a peer)."""
         return {f: self.maps[f, k] for f in sorted(set(files))}
 
-    def run_maps(self, files: Sequence[Any], map_fn: Callable, partition: Callable):
-        placement = self.plan.placement
-        for k, address in enumerate(self.addresses):
-            local = placement.files_of(k)
-            data = self.dask.scatter(
-                [pickle.dumps(files[f], protocol=5) for f in local],
-                workers=[address],
-                hash=False,
-            )
-            for f, future in zip(local, data, strict=True):
-                self.maps[f, k] = self.submit(
-                    _map_task,
-                    map_fn,
-                    partition,
-                    future,
-                    placement.K,
-                    key=f"map-{f}-{k}",
-                    node=k,
-                )
-        self.wait(list(self.maps.values()), "map")
-        _raise_failures(
-            self.maps, "map_fn", lambda fk: f"on file {fk[0]} at node {fk[1]}"
-        )
+    def files_of(self, k: int) -> list[int]:
+        return [f for f, nodes in enumerate(self.stored) if k in nodes]
 
-    def run_shuffle(self) -> list[Future]:
-        packets = self.plan.packets
-        encoded = [
-            self.submit(
-                build_packet,
-                packet,
-                self.local_maps(packet.sender, (s.file for s in packet.segments)),
-                key=f"packet-{i}",
-                node=packet.sender,
-            )
-            for i, packet in enumerate(packets)
-        ]
+    def run_shuffle(self, plan: ShufflePlan) -> dict[int, Future]:
         inbox: dict[int, list] = defaultdict(list)
-        for packet, future in zip(packets, encoded, strict=True):
-            for k in packet.receivers:
-                inbox[k].append((packet, future))
-        decoded = [
-            self.submit(
-                decode_received,
+        for i, frame in enumerate(frames_of(plan)):
+            files = {s.file for p in frame.packets for s in p.segments}
+            held = self.submit(
+                _pack,
+                frame.packets,
+                self.local_maps(frame.sender, files),
+                self.prefix,
+                frame.sender,
+                key=f"pack-{i}",
+                node=frame.sender,
+            )
+            forward = self.options["delivery"] == "forward"
+            for k in frame.chain if forward else frame.receivers:
+                if forward:
+                    held = self.submit(_relay, held, key=f"relay-{i}-{k}", node=k)
+                inbox[k].append((frame.packets, held))
+        decoded = {
+            k: self.submit(
+                _unpack,
                 k,
                 inbox[k],
-                self.local_maps(k, self.plan.placement.files_of(k)),
-                key=f"decode-{k}",
+                self.local_maps(k, self.files_of(k)),
+                self.prefix,
+                key=f"unpack-{k}",
                 node=k,
             )
-            for k in range(len(self.addresses))
-        ]
-        self.wait(decoded, "shuffle")
-        _raise_failures(dict(enumerate(decoded)), "decoding", lambda k: f"at node {k}")
+            for k in plan.receivers
+        }
+        self.wait_stage(decoded, "shuffle", lambda k: f"at node {k}")
         return decoded
 
-    def run_reduce(self, reduce_fn: Callable, decoded: list[Future]) -> list:
-        placement = self.plan.placement
-        reduced = [
-            self.submit(
+    def run_reduce(self, reduce_fn: Callable, decoded: dict[int, Future]) -> list:
+        K, N = self.placement.K, self.placement.N
+        hosts = sorted(set(range(K)) - self.lost)
+        reduced = {}
+        for k in range(K):
+            host = k if k not in self.lost else hosts[k % len(hosts)]
+            received = decoded[k] if k in decoded else self.pick_values(k, host)
+            reduced[k] = self.submit(
                 _reduce_task,
                 k,
                 reduce_fn,
-                self.local_maps(k, placement.files_of(k)),
-                decoded[k],
-                placement.N,
+                self.local_maps(host, self.files_of(host)),
+                received,
+                N,
                 key=f"reduce-{k}",
-                node=k,
+                node=host,
             )
-            for k in range(placement.K)
+        host_of = {
+            k: k if k not in self.lost else hosts[k % len(hosts)] for k in reduced
+        }
+        self.wait_stage(
+            reduced, "reduce_fn", lambda k: f"at node {host_of[k]} (reducer {k})"
+        )
+        return [
+            pickle.loads(items) for items in self.dask.gather(list(reduced.values()))
         ]
-        self.wait(reduced, "reduce")
-        _raise_failures(dict(enumerate(reduced)), "reduce_fn", lambda k: f"at node {k}")
-        return [pickle.loads(items) for items in self.dask.gather(reduced)]
 
-    def measure_bytes(self) -> dict[str, int]:
-        """Intermediate and payload bytes (from value sizes) and wire bytes.
+    def pick_values(self, k: int, host: int) -> dict[int, Future]:
+        """Reducer `k`'s values that `host` lacks, each from one holder (uncoded)."""
+        return {
+            f: self.submit(
+                _pick, self.maps[f, min(nodes)], k, key=f"pick-{f}-{k}", node=min(nodes)
+            )
+            for f, nodes in enumerate(self.stored)
+            if host not in nodes
+        }
 
-        Only value lengths travel to the client; packet payloads follow from the
-        plan (fetching them again could itself move bytes between workers).
-        """
-        placement = self.plan.placement
-        sized = [
-            self.submit(
+    # -- measurement
+
+    def measure(self, plan: ShufflePlan) -> dict[str, Any]:
+        """Intermediate, payload and frame bytes; per-node wire bytes; CPU seconds."""
+        sized = {
+            k: self.submit(
                 _value_lengths,
                 {
                     f: self.maps[f, k]
-                    for f in placement.files_of(k)
-                    if min(placement.storers[f]) == k
+                    for f in self.files_of(k)
+                    if min(self.stored[f]) == k
                 },
                 key=f"sizes-{k}",
                 node=k,
             )
-            for k in range(placement.K)
-        ]
-        self.wait(sized, "measurement")
-        wire = self.dask.run(_transferred_bytes, self.prefix)
-        lengths = {f: v for part in self.dask.gather(sized) for f, v in part.items()}
+            for k in sorted({min(nodes) for nodes in self.stored})
+        }
+        self.wait_stage(sized, "measurement", lambda k: f"at node {k}")
+        lengths = {
+            f: v
+            for part in self.dask.gather(list(sized.values()))
+            for f, v in part.items()
+        }
+        frames = frames_of(plan)
+        payload = sum(frame.nbytes(lengths) - frame.header_bytes for frame in frames)
+        live = [a for k, a in enumerate(self.addresses) if k not in self.lost]
+        node_of = {a: k for k, a in enumerate(self.addresses)}
+        K = self.placement.K
+        up, down, origin = [0] * K, [0] * K, [0] * K
+        for address, entries in self.dask.run(
+            _transfers, self.prefix, workers=live
+        ).items():
+            for peer, key, nbytes in entries:
+                down[node_of[address]] += nbytes
+                if peer in node_of:
+                    up[node_of[peer]] += nbytes
+                    if key.startswith(self.prefix + "pack-"):
+                        origin[node_of[peer]] += nbytes
+        seconds: dict = {}
+        for part in self.dask.run(_pop_seconds, self.prefix, workers=live).values():
+            seconds |= part
+        busiest = {
+            stage: max(
+                (s for (_, name), s in seconds.items() if name == stage), default=0.0
+            )
+            for stage in ("pack", "unpack")
+        }
         return {
             "intermediate_bytes": sum(sum(v) for v in lengths.values()),
-            "packet_bytes": sum(
-                packet_payload_bytes(p, lengths) for p in self.plan.packets
-            ),
-            "wire_bytes": sum(wire.values()),
+            "packet_bytes": payload,
+            "frame_header_bytes": sum(frame.header_bytes for frame in frames),
+            "upload_bytes": tuple(up),
+            "download_bytes": tuple(down),
+            "origin_upload_bytes": tuple(origin),
+            "pack_seconds": busiest["pack"],
+            "unpack_seconds": busiest["unpack"],
         }
 
-
-def _value_lengths(maps: dict[int, Values]) -> dict[int, list[int]]:
-    return {f: [len(v) for v in values] for f, values in maps.items()}
+    def effective_plan(self, planned: ShufflePlan) -> ShufflePlan:
+        """Return the planned shuffle, or a new one on the maps that finished."""
+        reducers = tuple(k for k in range(self.placement.K) if k not in self.lost)
+        if self.stored == self.placement.storers and not self.lost:
+            return planned
+        placement = Placement(
+            K=self.placement.K,
+            storers=self.stored,
+            name=f"{self.placement.name} (finished maps)",
+        )
+        return verify_plan(
+            plan_shuffle(placement, coded=planned.is_coded, reducers=reducers)
+        )
 
 
 def execute_mapreduce(
@@ -241,23 +585,26 @@ def execute_mapreduce(
     plan: ShufflePlan,
     partition: Callable,
     client: Client | None,
-    timeout: float,
+    options: dict[str, Any],
 ) -> MapReduceResult:
     """Run `plan` (already verified) on Dask and return the output and record.
 
     Parameters
     ----------
     files : sequence
-        Input files, ``len(files) == plan.placement.N``.
+        Input files (objects, or futures of a Dask collection's partitions),
+        ``len(files) == plan.placement.N``.
     map_fn, reduce_fn, partition : callable
         As in :func:`mapreduce.run_mapreduce`.
     plan : ShufflePlan
-        A verified plan.
+        A verified plan of the whole placement (replanned on the maps that
+        finished when stragglers were cut or nodes lost).
     client : distributed.Client or None
         Client with at least ``K`` workers (the first ``K`` by address are
         used), or None for an embedded cluster.
-    timeout : float
-        Seconds each stage may take.
+    options : dict
+        ``timeout``, ``slack``, ``delivery``, ``combine_fn``, ``progress`` and
+        ``output`` as validated by :func:`mapreduce.run_mapreduce`.
 
     Returns
     -------
@@ -265,21 +612,71 @@ def execute_mapreduce(
         `map_seconds` includes placing the input files on their storers.
     """
     with client_for_call(client, None, plan.placement.K) as dask:
-        job = _Job(dask, plan, timeout)
+        job = _Job(dask, plan.placement, options)
         start = time.perf_counter()
         job.run_maps(files, map_fn, partition)
         map_end = time.perf_counter()
-        decoded = job.run_shuffle()
+        ran = job.effective_plan(plan)
+        decoded = job.run_shuffle(ran)
         shuffle_end = time.perf_counter()
         outputs = job.run_reduce(reduce_fn, decoded)
         reduce_end = time.perf_counter()
-        measured = job.measure_bytes()
+        measured = job.measure(ran)
     record = MapReduceRecord(
-        **plan_record_fields(plan),
+        **plan_record_fields(ran),
         **measured,
+        delivery=options["delivery"],
+        tolerance=plan.placement.tolerance,
+        stragglers=tuple(sorted(job.stragglers)),
+        lost_nodes=tuple(sorted(job.lost)),
+        cancelled_maps=job.cancelled_maps,
         map_seconds=map_end - start,
         shuffle_seconds=shuffle_end - map_end,
         reduce_seconds=reduce_end - shuffle_end,
     )
-    output = {key: value for items in outputs for key, value in items}
+    output = to_output(outputs, options["output"])
     return MapReduceResult(output=output, record=record)
+
+
+def to_output(outputs: list[list[tuple[Hashable, Any]]], kind: str) -> Any:
+    """Return the reducers' ``(key, value)`` lists as a dict, bag or dataframe."""
+    if kind == "dict":
+        return {key: value for items in outputs for key, value in items}
+    if kind == "bag":
+        import dask.bag as db
+
+        return db.from_delayed([_delayed_list(items) for items in outputs])
+    import dask.dataframe as dd
+    import pandas as pd
+
+    frames = [
+        pd.DataFrame({"key": [k for k, _ in items], "value": [v for _, v in items]})
+        for items in outputs
+    ]
+    dtypes = pd.concat(frames, ignore_index=True).dtypes.to_dict()
+    parts = [_delayed_list(frame.astype(dtypes)) for frame in frames]
+    meta = frames[0].astype(dtypes).iloc[:0]
+    return dd.from_delayed(parts, meta=meta, verify_meta=False)
+
+
+def _delayed_list(items: list) -> Any:
+    import dask
+
+    return dask.delayed(items, traverse=False)
+
+
+def collection_files(collection: Any, N: int, client: Client | None) -> list[Any]:
+    """Partitions of a ``dask.bag``/``dask.dataframe`` as `N` files.
+
+    Repartitioned to `N` partitions when needed. With a client the partitions
+    are computed on its cluster and returned as futures (they move to their
+    storers there); without one they are computed here.
+    """
+    import dask
+
+    if collection.npartitions != N:
+        collection = collection.repartition(npartitions=N)
+    parts = collection.to_delayed()
+    if client is not None:
+        return client.compute(parts)
+    return list(dask.compute(*parts, scheduler="sync"))

@@ -53,6 +53,7 @@ from theory._homogeneous import (
 )
 from theory._homogeneous_sim import simulate_homogeneous
 from theory._models import GroupProfile, WorkerProfile
+from theory._network import shuffle_seconds_multicast, shuffle_seconds_switched
 from theory._physical_limit import expected_physical_limit, physical_limit_bound
 from theory._simulation_result import SimulationResult
 from theory._simulator import simulate_latency, simulate_physical_limit
@@ -100,6 +101,8 @@ __all__ = [
     "recovery_threshold_matdot",
     "recovery_threshold_mds",
     "recovery_threshold_polynomial",
+    "shuffle_seconds_multicast",
+    "shuffle_seconds_switched",
     "simulate_gradient_step_time",
     "simulate_homogeneous",
     "simulate_latency",

@@ -1,18 +1,30 @@
 import collections
+import functools
+import math
+import pickle
 import re
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mapreduce import (
+    FRAME_HEADER_BYTES,
     MapReduceTaskError,
+    NotEnoughMappersError,
     count_words,
     generate_records,
+    hash_partition,
+    place_from_map,
     place_hypercube,
     place_k3,
     place_li,
+    plan_shuffle,
+    plan_traffic,
     run_mapreduce,
     run_terasort,
+    split_input,
     sum_counts,
 )
 from theory import load_coded, load_uncoded
@@ -34,23 +46,40 @@ def client():
         yield client
 
 
+WAIT_ALL = {"straggler_slack": math.inf}  # exact loads need every map
+
+
 @pytest.mark.parametrize("r", [1, 2, 3])
 def test_word_count_equals_counter(client, r):
-    result = run_mapreduce(TEXTS, count_words, sum_counts, K=4, r=r, client=client)
+    result = run_mapreduce(
+        TEXTS, count_words, sum_counts, K=4, r=r, coded=True, client=client, **WAIT_ALL
+    )
     assert result.output == collections.Counter(" ".join(TEXTS).split())
     record = result.record
     assert record.load == load_coded(r, 4)
     assert record.unicast_load == load_uncoded(r, 4)
     assert record.wire_bytes > 0
     assert record.packet_bytes > 0
+    assert record.tolerance == r - 1
+    assert record.stragglers == record.lost_nodes == ()
     # the bytes sent per multicast are about the paper's share of all values
     assert record.measured_load == pytest.approx(float(record.load), rel=0.25)
 
 
+def test_default_shuffle_is_chosen_by_the_switched_network_model(client):
+    # without multicast a coded packet crosses the network once per receiver: no
+    # node downloads less than uncoded, so the model keeps the plain shuffle
+    result = run_mapreduce(TEXTS, count_words, sum_counts, K=4, r=2, client=client)
+    assert not result.record.is_coded
+    assert result.output == collections.Counter(" ".join(TEXTS).split())
+
+
 def test_coded_and_uncoded_runs_agree(client):
-    coded = run_mapreduce(TEXTS, count_words, sum_counts, K=4, r=2, client=client)
+    coded = run_mapreduce(
+        TEXTS, count_words, sum_counts, K=4, r=2, coded=True, client=client, **WAIT_ALL
+    )
     uncoded = run_mapreduce(
-        TEXTS, count_words, sum_counts, K=4, r=2, coded=False, client=client
+        TEXTS, count_words, sum_counts, K=4, r=2, coded=False, client=client, **WAIT_ALL
     )
     assert coded.output == uncoded.output
     assert uncoded.record.load == load_uncoded(2, 4)
@@ -70,7 +99,9 @@ def test_other_placements(client, placement):
         sum_counts,
         K=placement.K,
         placement=placement,
+        coded=True,
         client=client,
+        **WAIT_ALL,
     )
     assert result.output == collections.Counter(" ".join(texts).split())
     if placement.r == placement.K:
@@ -81,7 +112,7 @@ def test_other_placements(client, placement):
 @pytest.mark.parametrize("r", [1, 2])
 def test_terasort_sorts(client, r):
     records = generate_records(600, rng=20261202 + r)
-    result = run_terasort(records, K=4, r=r, client=client)
+    result = run_terasort(records, K=4, r=r, client=client, **WAIT_ALL)
     assert result.records == sorted(records)
     assert len(result.records) == len(records)
     assert all(a <= b for a, b in zip(result.records, result.records[1:], strict=False))
@@ -163,6 +194,21 @@ def test_stage_past_the_timeout_raises_instead_of_hanging(client):
             TypeError,
             "`client` must be a distributed.Client",
         ),
+        (
+            {"K": 3, "delivery": "broadcast"},
+            ValueError,
+            "`delivery` must be one of ('unicast', 'forward'), got 'broadcast'.",
+        ),
+        (
+            {"K": 3, "output": "list"},
+            ValueError,
+            "`output` must be one of ('dict', 'bag', 'dataframe'), got 'list'.",
+        ),
+        (
+            {"K": 3, "straggler_slack": -1},
+            ValueError,
+            "`straggler_slack` must be >= 0",
+        ),
     ],
 )
 def test_input_validation(kwargs, error, message):
@@ -184,3 +230,347 @@ def test_input_validation(kwargs, error, message):
 def test_too_few_workers(client):
     with pytest.raises(ValueError, match=re.escape("at least K=5 workers, got 4")):
         run_mapreduce(["a"] * 5, count_words, sum_counts, K=5, r=1, client=client)
+
+
+# -- honest bytes ---------------------------------------------------------------
+
+
+def _value_lengths(texts, K, combine=False):
+    """Byte length of every intermediate value, computed the way a node does."""
+    lengths = {}
+    for f, text in enumerate(texts):
+        buckets = [[] for _ in range(K)]
+        for key, value in count_words(text):
+            buckets[hash_partition(key, K)].append((key, value))
+        lengths[f] = [len(pickle.dumps(b, protocol=5)) for b in buckets]
+    return lengths
+
+
+@pytest.mark.parametrize("delivery", ["unicast", "forward"])
+@pytest.mark.parametrize("coded", [True, False])
+def test_wire_bytes_per_node_equal_the_plans_frames(client, delivery, coded):
+    result = run_mapreduce(
+        TEXTS,
+        count_words,
+        sum_counts,
+        K=4,
+        r=2,
+        coded=coded,
+        delivery=delivery,
+        client=client,
+        **WAIT_ALL,
+    )
+    record = result.record
+    plan = plan_shuffle(place_li(4, 2, N=len(TEXTS)), coded=coded)
+    traffic = plan_traffic(plan, delivery, _value_lengths(TEXTS, 4))
+    # every frame is one uint8 array: payloads plus 8 bytes per header entry
+    segments = sum(len(p.segments) for p in plan.packets)
+    frames = len(traffic.transmission_bytes)
+    assert record.frame_header_bytes == FRAME_HEADER_BYTES * (frames + segments)
+    assert sum(traffic.transmission_bytes) == (
+        record.packet_bytes + record.frame_header_bytes
+    )
+    assert sum(record.upload_bytes) == sum(record.download_bytes)
+    # what the plan's frames need, per node; Dask rarely fetches a frame twice
+    # (a retried transfer), which the record counts as the wire carried it
+    refetched = [
+        d - e for d, e in zip(record.download_bytes, traffic.download, strict=True)
+    ]
+    assert min(refetched) >= 0
+    assert sum(refetched) <= max(traffic.transmission_bytes)
+    if delivery == "forward" and not any(refetched):  # only one holder per frame
+        assert record.upload_bytes == traffic.upload
+        assert record.origin_upload_bytes == traffic.origin_upload
+    if delivery == "forward" and coded:  # each sender uploads a packet once
+        unicast = plan_traffic(plan, "unicast", _value_lengths(TEXTS, 4))
+        for forward, each in zip(
+            record.origin_upload_bytes, unicast.origin_upload, strict=True
+        ):
+            assert forward * 2 == each
+
+
+# -- stragglers and lost nodes ----------------------------------------------------
+
+
+def _slow_at(address, seconds_per_word, text):
+    """count_words, but slow (cooperatively, word by word) on one worker."""
+    from distributed import get_worker
+
+    slow = get_worker().address == address
+    for pair in count_words(text):
+        if slow:
+            time.sleep(seconds_per_word)
+        yield pair
+
+
+def test_one_slow_mapper_is_cut_when_r_allows_it(client):
+    slow = sorted(client.nthreads())[0]
+    started = time.perf_counter()
+    result = run_mapreduce(
+        TEXTS,
+        functools.partial(_slow_at, slow, 0.05),  # >= 2 s per file at node 0
+        sum_counts,
+        K=4,
+        r=2,
+        coded=True,
+        client=client,
+    )
+    elapsed = time.perf_counter() - started
+    assert result.output == collections.Counter(" ".join(TEXTS).split())
+    record = result.record
+    assert record.stragglers == (0,)
+    assert record.cancelled_maps >= 1
+    assert record.tolerance == 1
+    assert elapsed < 6 * 2.0  # node 0 alone needs 6 files x >= 2 s
+
+
+def test_a_slow_mapper_is_waited_for_when_r_is_1(client):
+    slow = sorted(client.nthreads())[1]
+    result = run_mapreduce(
+        TEXTS[:4],
+        functools.partial(_slow_at, slow, 0.005),
+        sum_counts,
+        K=4,
+        r=1,
+        client=client,
+    )
+    assert result.output == collections.Counter(" ".join(TEXTS[:4]).split())
+    assert result.record.stragglers == ()
+    assert result.record.tolerance == 0
+
+
+def _die_at(address, text):
+    """count_words, but the worker at `address` closes itself mid-map."""
+    from distributed import get_worker
+
+    worker = get_worker()
+    if worker.address == address:
+        worker.loop.add_callback(worker.close, executor_wait=False, nanny=False)
+        time.sleep(3.0)
+    return count_words(text)
+
+
+@pytest.fixture
+def fresh_client():
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=4, threads_per_worker=1, processes=False, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+def test_a_lost_mapper_within_tolerance_gives_the_full_output(fresh_client):
+    lost = sorted(fresh_client.nthreads())[2]
+    result = run_mapreduce(
+        TEXTS,
+        functools.partial(_die_at, lost),
+        sum_counts,
+        K=4,
+        r=2,
+        coded=True,
+        client=fresh_client,
+        timeout=30,
+    )
+    assert result.output == collections.Counter(" ".join(TEXTS).split())
+    assert result.record.lost_nodes == (2,)
+
+
+def test_a_lost_mapper_beyond_tolerance_raises_before_the_timeout(fresh_client):
+    lost = sorted(fresh_client.nthreads())[2]
+    started = time.perf_counter()
+    with pytest.raises(NotEnoughMappersError, match=r"nodes \[2\] were lost; file"):
+        run_mapreduce(
+            TEXTS[:4],
+            functools.partial(_die_at, lost),
+            sum_counts,
+            K=4,
+            r=1,
+            client=fresh_client,
+            timeout=60,
+        )
+    assert time.perf_counter() - started < 30
+
+
+# -- what users expect -------------------------------------------------------------
+
+
+def test_combiner_gives_the_same_counts_with_fewer_bytes(client):
+    plain = run_mapreduce(TEXTS, count_words, sum_counts, K=4, r=2, client=client)
+    combined = run_mapreduce(
+        TEXTS, count_words, sum_counts, K=4, r=2, combine=True, client=client
+    )
+    assert combined.output == plain.output
+    assert combined.record.intermediate_bytes < 0.7 * plain.record.intermediate_bytes
+
+
+def test_split_cuts_records_into_the_placements_files(client):
+    words = " ".join(TEXTS).split()
+    result = run_mapreduce(
+        words, _count_records, _count_joined, K=4, r=2, split=True, client=client
+    )
+    assert result.record.N == 6
+    assert result.output == {"words": len(words)}
+    assert split_input(words, 6)[0] == words[: -(-len(words) // 6)]
+
+
+def _count_records(records):
+    yield "words", len(records)
+
+
+def _count_joined(key, values):
+    return sum(values)
+
+
+def _reverse_partition(key, K):
+    return K - 1 - hash_partition(key, K)
+
+
+def test_any_hashable_keys_with_a_user_partitioner(client):
+    files = [[(1, "a"), ((2, 3), "b")], [(frozenset({4}), "c"), (1, "d")]]
+    result = run_mapreduce(
+        files,
+        iter,
+        lambda key, values: "".join(values),
+        K=3,
+        r=2,
+        partition=_reverse_partition,
+        client=client,
+    )
+    assert result.output == {1: "ad", (2, 3): "b", frozenset({4}): "c"}
+
+
+def test_dask_bag_in_and_out(client):
+    db = pytest.importorskip("dask.bag")
+    bag = db.from_sequence(TEXTS, npartitions=5)
+    result = run_mapreduce(
+        bag, _count_partition, sum_counts, K=4, r=2, output="bag", client=client
+    )
+    assert result.record.N == 6  # 5 partitions -> one per pair of nodes
+    assert dict(result.output.compute()) == collections.Counter(" ".join(TEXTS).split())
+    assert result.output.npartitions == 4
+
+
+def _count_partition(texts):
+    return (pair for text in texts for pair in count_words(text))
+
+
+def _count_frame(frame):
+    return ((word, 1) for text in frame["text"] for word in text.split())
+
+
+def test_dask_dataframe_in_and_out(client):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = dd.from_pandas(pd.DataFrame({"text": TEXTS}), npartitions=3)
+    result = run_mapreduce(
+        frame,
+        _count_frame,
+        sum_counts,
+        K=3,
+        r=2,
+        output="dataframe",
+        client=client,
+    )
+    out = result.output.compute()
+    assert list(out.columns) == ["key", "value"]
+    assert dict(zip(out["key"], out["value"], strict=True)) == collections.Counter(
+        " ".join(TEXTS).split()
+    )
+
+
+def test_progress_bars_go_to_stderr(client, capsys):
+    run_mapreduce(TEXTS[:3], count_words, sum_counts, K=3, progress=True, client=client)
+    err = capsys.readouterr().err
+    assert "map" in err
+    assert "reduce_fn" in err
+
+
+def _out_of_range(key, K):
+    return K
+
+
+def test_partitioner_out_of_range_is_named(client):
+    with pytest.raises(MapReduceTaskError, match="map_fn failed") as info:
+        run_mapreduce(
+            ["a b"],
+            count_words,
+            sum_counts,
+            K=2,
+            partition=_out_of_range,
+            client=client,
+        )
+    assert "`partition` returned 2 for key 'a'" in str(info.value.__cause__)
+
+
+def test_terasort_needs_bytes():
+    with pytest.raises(
+        TypeError, match=re.escape("must be (bytes, bytes) pairs, got (str")
+    ):
+        run_terasort([("k" * 10, b"v" * 90)], K=2)
+
+
+# -- every output equals a plain single-process map/reduce -------------------------
+
+
+def _plain_mapreduce(files, map_fn, reduce_fn):
+    groups = collections.defaultdict(list)
+    for file in files:
+        for key, value in map_fn(file):
+            groups[key].append(value)
+    return {key: reduce_fn(key, values) for key, values in groups.items()}
+
+
+def _pairs(file):
+    return iter(file)
+
+
+def _joined(key, values):
+    return tuple(values)
+
+
+@st.composite
+def jobs(draw):
+    K = draw(st.integers(1, 4))
+    N = draw(st.integers(1, 6))
+    keys = st.one_of(st.integers(-3, 3), st.text(max_size=2), st.tuples(st.booleans()))
+    files = draw(
+        st.lists(
+            st.lists(st.tuples(keys, st.integers()), max_size=6),
+            min_size=N,
+            max_size=N,
+        )
+    )
+    nodes = st.sets(st.integers(0, K - 1), min_size=1, max_size=K)
+    storers = draw(st.lists(nodes, min_size=N, max_size=N))
+    return files, place_from_map(storers, K)
+
+
+@settings(max_examples=12)
+@given(
+    jobs(),
+    st.booleans(),
+    st.sampled_from(["unicast", "forward"]),
+    st.booleans(),
+)
+def test_output_equals_a_single_process_run(client, job, coded, delivery, combine):
+    files, placement = job
+    reduce_fn = _sum_values if combine else _joined
+    result = run_mapreduce(
+        files,
+        _pairs,
+        reduce_fn,
+        K=placement.K,
+        placement=placement,
+        coded=coded,
+        delivery=delivery,
+        combine=combine,
+        client=client,
+    )
+    assert result.output == _plain_mapreduce(files, _pairs, reduce_fn)
+
+
+def _sum_values(key, values):
+    return sum(values)
