@@ -8,6 +8,7 @@ one-shot call, with the placed futures as the workers' left operands.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from coded._dispatch import (
     whole_batches,
 )
 from coded._result import MatmulResult
+from coded._transpose import TransposedCode
 from coded.codes import Code, EncodedOperands
 from theory._validation import check_finite_matrix
 
@@ -40,8 +42,11 @@ __all__ = ["PlacedOperand", "place_operand"]
 class PlacedOperand:
     """A left operand encoded once and held on the workers (see `place_operand`).
 
-    Pass it as ``A`` to :func:`coded.coded_matmul` for every new B; release it
-    with :meth:`release` (or use it as a context manager) when done.
+    Pass it as ``A`` to :func:`coded.coded_matmul` for every new B (or write
+    ``placed @ B``); ``placed.T`` is the same placement seen as ``A.T``: its
+    products ``A.T @ y`` tolerate the same stragglers and hold no second copy of
+    A. Release it with :meth:`release` (or use it as a context manager) when done;
+    releasing either view releases both.
 
     Parameters
     ----------
@@ -61,6 +66,8 @@ class PlacedOperand:
         Identifier in every Dask key of the placement (``coded-<id>-left-<i>``).
     stage_seconds : mapping of str to float
         Seconds spent once: ``encode`` (A) and ``place`` (scatter of the shares).
+    is_transposed : bool
+        Whether this view multiplies by ``A.T`` (see :attr:`T`).
     """
 
     code: Code
@@ -72,6 +79,7 @@ class PlacedOperand:
     placement_id: str
     stage_seconds: Mapping[str, float]
     _futures: list[Any]
+    is_transposed: bool = False
 
     def __post_init__(self) -> None:
         stages = MappingProxyType(dict(self.stage_seconds))
@@ -84,9 +92,40 @@ class PlacedOperand:
 
     @property
     def shape(self) -> tuple[int, int]:
-        """``(m, d)``: the shape of A."""
-        context = self.encoded.context
-        return int(context.m), int(np.shape(self.encoded.lefts[0])[1])
+        """``(m, d)``: the shape of A (``(d, m)`` for the transposed view)."""
+        m, d = int(self.encoded.context.m), int(np.shape(self.encoded.lefts[0])[1])
+        return (d, m) if self.is_transposed else (m, d)
+
+    @property
+    def T(self) -> PlacedOperand:
+        r"""The same placement as the left operand ``A.T`` (no new encoding).
+
+        Worker i multiplies its share ``Y_i`` (``rows x d``) by y's K row
+        blocks side by side and returns ``Y_i^T [y_0 .. y_{K-1}]`` (``d x K``);
+        any set of workers that decodes ``A @ x`` decodes
+        ``A.T @ y = sum_j X_j^T y_j`` (see ``coded._transpose``). Memory: none
+        beyond A's shares ((n / k) |A| in all for an (n, k) MDS code); per call
+        each worker receives all m entries of y and returns d K entries.
+
+        Raises
+        ------
+        ValueError
+            If A was placed with a code that is not a block code (an
+            allocation's row-MDS code).
+        """
+        TransposedCode(self.code)  # a block code? (raises otherwise)
+        return dataclasses.replace(self, is_transposed=not self.is_transposed)
+
+    @property
+    def product_code(self) -> Code:
+        """The code of this view's products (``code``, or its transposed form)."""
+        return TransposedCode(self.code) if self.is_transposed else self.code
+
+    def __matmul__(self, B: Any) -> Any:
+        """``self @ B`` as a coded product with default options; the product."""
+        return matmul_placed(
+            self, B, fixed={}, client=None, options=ExecutionOptions()
+        ).product
 
     @property
     def futures(self) -> tuple[Any, ...]:
@@ -112,7 +151,8 @@ class PlacedOperand:
     def __repr__(self) -> str:
         return (
             f"PlacedOperand(scheme={self.scheme!r}, n={self.n}, shape={self.shape}, "
-            f"placement_id={self.placement_id!r}, released={self.is_released})"
+            f"placement_id={self.placement_id!r}, released={self.is_released}"
+            + (", transposed=True)" if self.is_transposed else ")")
         )
 
     def __enter__(self) -> PlacedOperand:
@@ -246,13 +286,14 @@ def matmul_placed(
         )
     own = check_client(A.client)
     began = time.perf_counter()
-    encoded = A.code.encode_right(A.encoded, B)
+    code = A.product_code
+    encoded = code.encode_right(A.encoded, B)
     encode_seconds = time.perf_counter() - began
     return run_encoded(
         own,
-        A.code,
+        code,
         encoded,
-        B,
+        encoded.shared_right if A.is_transposed else B,
         name=A.scheme,
         addresses=list(A.addresses),
         batches=A.batches,

@@ -12,6 +12,7 @@ from runtime_blocking import BlockingCode
 from allocation import Allocation
 from coded import (
     MDSCode,
+    NotEnoughResultsError,
     PlacedOperand,
     PolynomialCode,
     Stragglers,
@@ -256,3 +257,89 @@ def test_input_validation(cluster, place, call, error, message):
             other.close()
     assert isinstance(placed, PlacedOperand)
     _assert_no_placement_keys(cluster.client, placed)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "lost"),
+    [
+        ({"scheme": "mds", "k": 4}, (0, 3)),
+        ({"scheme": "mds", "k": 4}, (4, 5)),
+        ({"scheme": "replication", "r": 2}, (4,)),  # k = n - r + 1 = 5
+        ({"scheme": "uncoded"}, ()),
+        ({"scheme": "speculative"}, ()),
+    ],
+)
+def test_one_placement_serves_a_x_and_a_t_y_with_n_minus_k_lost(client, kwargs, lost):
+    A, _ = _operands(6, m=23, d=5)
+    rng = np.random.default_rng(6)
+    ys = [rng.standard_normal(23), rng.standard_normal((23, 2))]
+    x = rng.standard_normal(5)
+    stragglers = Stragglers(failing=lost) if lost else None
+    with place_operand(A, client=client, **kwargs) as placed:
+        assert placed.T.shape == (5, 23)
+        assert placed.T.T.shape == (23, 5)
+        assert "transposed=True" in repr(placed.T)
+        forward = coded_matmul(placed, x, stragglers=stragglers)
+        np.testing.assert_allclose(forward.product, A @ x, atol=1e-9)
+        for y in ys:
+            result = coded_matmul(placed.T, y, stragglers=stragglers)
+            np.testing.assert_allclose(result.product, A.T @ y, atol=1e-9)
+            assert result.product.shape == (A.T @ y).shape
+            assert not set(lost) & set(result.used_workers)
+            assert set(result.failed_workers) <= set(lost)
+        np.testing.assert_allclose(placed.T @ ys[0], A.T @ ys[0], atol=1e-9)
+        np.testing.assert_allclose(placed @ x, A @ x, atol=1e-9)
+        # both views share the shares: releasing one releases the other
+        transposed = placed.T
+    assert transposed.is_released
+    _assert_no_placement_keys(client, placed)
+
+
+def test_a_t_y_beyond_n_minus_k_lost_raises(client):
+    A, _ = _operands(7, m=12, d=4)
+    with place_operand(A, client=client, k=4) as placed:
+        message = "no decodable set of results can still arrive"
+        lost = Stragglers(failing=[0, 1, 2])
+        with pytest.raises(NotEnoughResultsError, match=message):
+            coded_matmul(placed.T, np.ones(12), stragglers=lost)
+    _assert_no_placement_keys(client, placed)
+
+
+def test_a_t_y_over_gf_p_is_exact(client):
+    A, _ = _operands(8, m=21, d=6, integer=True)
+    y = np.random.default_rng(8).integers(-9, 10, size=(21, 2))
+    with place_operand(A, client=client, field=P, k=4) as placed:
+        result = coded_matmul(placed.T, y, stragglers=Stragglers(failing=[1, 5]))
+        assert np.array_equal(np.asarray(result.product), A.T @ y)
+    GF = galois.GF(P)
+    A_field = GF(np.mod(A, P))
+    with place_operand(A_field, client=client, field=GF) as placed:
+        product = coded_matmul(placed.T, GF(np.mod(y[:, 0], P))).product
+        assert np.array_equal(product, A_field.T @ GF(np.mod(y[:, 0], P)))
+    _assert_no_placement_keys(client, placed)
+
+
+def test_transposed_view_bad_input(client):
+    allocation = Allocation(
+        loads=[2, 2, 2, 2, 2, 2],
+        batches=[1] * 6,
+        m=6,
+        expected_latency=1.0,
+        solver="manual",
+    )
+    message = "`A.T @ y` needs a block code (MDS, replication, uncoded)"
+    with (
+        place_operand(GOOD_A, client=client, allocation=allocation) as placed,
+        pytest.raises(ValueError, match=re.escape(message)),
+    ):
+        placed.T  # noqa: B018 - the property raises
+    with place_operand(GOOD_A, client=client) as placed:
+        message = "`y` must have A's m=6 rows for A.T @ y, got shape (3,)."
+        with pytest.raises(ValueError, match=re.escape(message)):
+            coded_matmul(placed.T, np.ones(3))
+    with place_operand(GOOD_A.astype(int), client=client, field=P) as placed:
+        with pytest.raises(TypeError, match="`B`"):
+            coded_matmul(placed, np.full(3, 0.5))
+        with pytest.raises(TypeError, match="`B`"):
+            coded_matmul(placed.T, np.full(6, 0.5))
+    _assert_no_placement_keys(client, placed)
