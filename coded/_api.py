@@ -7,6 +7,7 @@ the encoded operands to the Dask runtime through ``coded._dispatch``; a placed A
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -20,11 +21,12 @@ from coded._dispatch import (
     check_operands,
     execution_options,
     given_code,
+    is_dask_array,
     resolve_workers,
     run_encoded,
     whole_batches,
 )
-from coded._placed import PlacedOperand, matmul_placed
+from coded._placed import PlacedOperand, matmul_placed, place_operand
 from coded._result import MatmulResult
 from coded.codes import Code
 
@@ -55,13 +57,17 @@ def coded_matmul(
 
     Parameters
     ----------
-    A : array_like, shape (m, d), or PlacedOperand
+    A : array_like or dask.array.Array, shape (m, d), or PlacedOperand
         Left operand (real, or integers when `field` is given), or A encoded and
         placed once by :func:`coded.place_operand`: then only B is shipped, and
         `scheme`, `n`, `k`, `r`, `field`, `allocation` and `address` must be left
-        at their defaults (`client`: None or the handle's).
-    B : array_like, shape (d,) or (d, c)
-        Right operand; a vector gives a vector.
+        at their defaults (`client`: None or the handle's). A ``dask.array`` (any
+        chunking with known sizes) is encoded by tasks on the workers from its
+        chunks and never reaches the client (row block codes: MDS over the
+        reals or GF(p), replication, uncoded, speculative).
+    B : array_like or dask.array.Array, shape (d,) or (d, c)
+        Right operand; a vector gives a vector. A dask.array B is computed onto
+        the client (it is shipped to every worker anyway).
     scheme : {"mds", "polynomial", "replication", "uncoded", "speculative"} or Code
         The coding scheme, or a code object from ``coded`` (then `n` and `k`
         must be None or agree with it). ``"speculative"`` runs the uncoded
@@ -147,6 +153,19 @@ def coded_matmul(
 
     name, n = resolve_workers(scheme, n, k)
     options = execution_options(options, option_fields, "coded_matmul")
+    if is_dask_array(B):  # B is small: the client holds it
+        B = B.compute()
+    if is_dask_array(A):
+        placement = {"scheme": scheme, "n": n, "k": k, "r": r, "field": field}
+        with client_for_call(client, address, n or EMBEDDED_WORKERS) as own:
+            return _matmul_dask_array(
+                A,
+                B,
+                client=own,
+                placement=placement,
+                allocation=allocation,
+                options=options,
+            )
     if isinstance(A, PlacedOperand):
         fixed = {"scheme": scheme, "n": n, "k": k, "r": r, "field": field}
         return matmul_placed(
@@ -183,3 +202,26 @@ def coded_matmul(
             encode_seconds=encode_seconds,
             options=options,
         )
+
+
+def _matmul_dask_array(
+    A: Any,
+    B: Any,
+    *,
+    client: Client,
+    placement: dict[str, Any],
+    allocation: Any,
+    options: ExecutionOptions,
+) -> MatmulResult:
+    """One product of a dask.array A: encode on the cluster, multiply, release."""
+    began = time.perf_counter()
+    placed = place_operand(A, client=client, allocation=allocation, **placement)
+    try:
+        result = matmul_placed(placed, B, fixed={}, client=None, options=options)
+    finally:
+        placed.release()
+    stages = dict(result.stage_seconds)
+    for stage, seconds in placed.stage_seconds.items():
+        stages[stage] += seconds
+    stages["total"] = time.perf_counter() - began
+    return dataclasses.replace(result, stage_seconds=stages)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,6 +37,7 @@ __all__ = [
     "default_k",
     "execution_options",
     "given_code",
+    "is_dask_array",
     "resolve_workers",
     "run_encoded",
     "whole_batches",
@@ -109,6 +111,12 @@ def execution_options(
         )
     base = ExecutionOptions() if options is None else options
     return dataclasses.replace(base, **fields) if fields else base
+
+
+def is_dask_array(value: object) -> bool:
+    """Whether `value` is a ``dask.array.Array`` (without importing dask)."""
+    array = sys.modules.get("dask.array")
+    return array is not None and isinstance(value, array.Array)
 
 
 def default_k(scheme: str, n: int) -> int:

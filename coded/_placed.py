@@ -21,6 +21,7 @@ from coded._dispatch import (
     ExecutionOptions,
     build_code,
     given_code,
+    is_dask_array,
     resolve_workers,
     run_encoded,
     whole_batches,
@@ -177,8 +178,12 @@ def place_operand(
 
     Parameters
     ----------
-    A : array_like, shape (m, d)
-        Left operand (real, or integers / a galois FieldArray with `field`).
+    A : array_like or dask.array.Array, shape (m, d)
+        Left operand (real, or integers / a galois FieldArray with `field`). A
+        ``dask.array`` (any chunking with known sizes; integers over GF(p)) is
+        rechunked into the code's row blocks and encoded by tasks on the
+        workers, share i computed on worker i from the chunks it combines: A
+        never reaches the client.
     client : distributed.Client
         A running client; the handle is valid while it runs.
     scheme : {"mds", "replication", "uncoded", "speculative"} or Code
@@ -212,32 +217,33 @@ def place_operand(
     [[3.0, 12.0, 21.0, 30.0], [6.0, 24.0, 42.0, 60.0]]
     """
     from coded.runtime import check_client, worker_addresses
-    from coded.runtime._executor import new_call_id, scatter_to_workers
+    from coded.runtime._executor import new_call_id
 
     client = check_client(client)
     name, n = resolve_workers(scheme, n, k)
-    A_shape = check_finite_matrix(A, "A", ndim=2).shape
+    lazy = is_dask_array(A)
+    if lazy:
+        from coded.runtime._dask_array import check_dask_matrix
+
+        A_shape = check_dask_matrix(A)
+    else:
+        A_shape = check_finite_matrix(A, "A", ndim=2).shape
     code, batches, name = given_code(
         scheme, name, allocation, n, k, r, A_shape[0], field
     )
     addresses = worker_addresses(client, n or (None if code is None else code.n))
     if code is None:
         code = build_code(name, len(addresses), k, r, field, True)
-    began = time.perf_counter()
-    placeholder = np.zeros(A_shape[1], dtype=np.float64 if field is None else int)
-    encoded = code.encode_operands(A, placeholder)
-    code.encode_right(encoded, placeholder)  # a row code? (raises otherwise)
-    encode_seconds = time.perf_counter() - began
-    if batches is None:
-        batches = whole_batches(encoded.lefts)
     placement_id = new_call_id()
     keys = [f"coded-{placement_id}-left-{i}" for i in range(len(addresses))]
-    began = time.perf_counter()
-    placed = scatter_to_workers(
-        client,
-        [{key: left} for key, left in zip(keys, encoded.lefts, strict=True)],
-        addresses,
-    )
+    if lazy:
+        placed = _place_dask_array(client, code, A, addresses, keys)
+    else:
+        dtype = np.float64 if field is None else np.int64
+        placed = _place_array(client, code, A, addresses, keys, dtype)
+    encoded, futures, stage_seconds = placed
+    if batches is None:
+        batches = whole_batches(encoded.lefts)
     return PlacedOperand(
         code=code,
         encoded=encoded,
@@ -246,12 +252,54 @@ def place_operand(
         batches=tuple(tuple(chain) for chain in batches),
         client=client,
         placement_id=placement_id,
-        stage_seconds={
-            "encode": encode_seconds,
-            "place": time.perf_counter() - began,
-        },
-        _futures=[placed[key] for key in keys],
+        stage_seconds=stage_seconds,
+        _futures=futures,
     )
+
+
+def _place_array(
+    client: Client,
+    code: Code,
+    A: Any,
+    addresses: list[str],
+    keys: list[str],
+    dtype: Any,
+) -> tuple[EncodedOperands, list[Any], dict[str, float]]:
+    """Encode A (in memory) on the client and scatter share i to worker i."""
+    from coded.runtime._executor import scatter_to_workers
+
+    began = time.perf_counter()
+    placeholder = np.zeros(np.shape(A)[1], dtype=dtype)
+    encoded = code.encode_operands(A, placeholder)
+    code.encode_right(encoded, placeholder)  # a row code? (raises otherwise)
+    encode_seconds = time.perf_counter() - began
+    began = time.perf_counter()
+    placed = scatter_to_workers(
+        client,
+        [{key: left} for key, left in zip(keys, encoded.lefts, strict=True)],
+        addresses,
+    )
+    stages = {"encode": encode_seconds, "place": time.perf_counter() - began}
+    return encoded, [placed[key] for key in keys], stages
+
+
+def _place_dask_array(
+    client: Client, code: Code, A: Any, addresses: list[str], keys: list[str]
+) -> tuple[EncodedOperands, list[Any], dict[str, float]]:
+    """Encode a dask.array A by tasks on the workers (A never reaches the client)."""
+    from coded.codes._mds import BlockCode
+    from coded.runtime._dask_array import place_dask_rows
+
+    if not isinstance(code, BlockCode):
+        raise ValueError(
+            "a dask.array `A` is encoded on the cluster by a row block code (MDS "
+            "over the reals or GF(p), replication, uncoded, speculative), got "
+            f"{type(code).__name__}; compute A first (np.asarray(A)) for "
+            "polynomial, exact or allocation codes."
+        )
+    began = time.perf_counter()
+    encoded, futures = place_dask_rows(client, code, A, addresses, keys)
+    return encoded, futures, {"encode": time.perf_counter() - began, "place": 0.0}
 
 
 def matmul_placed(

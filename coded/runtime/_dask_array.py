@@ -1,0 +1,185 @@
+r"""Encode a ``dask.array`` A where its chunks live: A never reaches the client.
+
+A block code splits A's m rows into K source blocks ``X_j`` of
+``rows = ceil(m / K)`` rows (the last ones zero-padded) and gives worker i the
+share ``Y_i = sum_j G[i, j] X_j``. Here A is rechunked on the cluster into those
+row blocks (columns whole), and one task pinned to worker i computes ``Y_i``
+from the blocks it needs (only block j when ``G[i] = e_j``: a systematic or
+replicated share is a plain block). The client sends graphs and receives
+nothing of A: its memory stays O(B + result).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from distributed import Client, Future, futures_of, wait
+
+from coded.codes import EncodedOperands
+from coded.codes._mds import BlockCode
+from coded.codes._units import UnitContext
+
+__all__ = ["check_dask_matrix", "encode_share", "place_dask_rows"]
+
+
+def check_dask_matrix(A: Any, name: str = "A") -> tuple[int, int]:
+    """Return ``(m, d)`` of a 2-D dask.array with known chunk sizes."""
+    if A.ndim != 2:
+        raise ValueError(f"`{name}` must be 2-D, got a dask.array of shape {A.shape}.")
+    if any(math.isnan(size) for sizes in A.chunks for size in sizes):
+        raise ValueError(
+            f"`{name}` is a dask.array with unknown chunk sizes (shape {A.shape}); "
+            f"call `{name}.compute_chunk_sizes()` (or build it with known chunks) "
+            "before passing it."
+        )
+    if A.dtype == np.bool_ or A.dtype.kind not in "iuf":
+        raise TypeError(
+            f"`{name}` must hold real numbers or integers, got dtype {A.dtype}."
+        )
+    return int(A.shape[0]), int(A.shape[1])
+
+
+def encode_share(
+    *blocks: np.ndarray, coefficients: Sequence[int | float], rows: int, p: int | None
+) -> np.ndarray:
+    """``sum_j coefficients[j] blocks[j]`` (mod `p`), zero-padded to `rows` rows.
+
+    Runs on the worker that keeps the share. Over the reals the blocks must be
+    finite; over GF(p) they must hold integers (signed: taken modulo p).
+
+    Parameters
+    ----------
+    *blocks : numpy.ndarray, shape (<= rows, d)
+        The source blocks the share combines.
+    coefficients : sequence of int or float
+        Their generator coefficients ``G[i, j]`` (residues over GF(p)).
+    rows : int
+        Rows of a source block.
+    p : int, optional
+        The prime over GF(p), or None over the reals.
+
+    Returns
+    -------
+    numpy.ndarray, shape (rows, d)
+        float64, or int64 residues in ``[0, p)``.
+    """
+    d = blocks[0].shape[1]
+    if p is None:
+        share = np.zeros((rows, d), dtype=np.float64)
+        for coefficient, block in zip(coefficients, blocks, strict=True):
+            block = np.asarray(block, dtype=np.float64)
+            if not np.all(np.isfinite(block)):
+                raise ValueError("`A` must be finite (no NaN or inf).")
+            share[: block.shape[0]] += coefficient * block
+        return share
+    share = np.zeros((rows, d), dtype=np.int64)
+    for coefficient, block in zip(coefficients, blocks, strict=True):
+        if np.asarray(block).dtype.kind not in "iu":
+            raise TypeError(
+                f"`A` must hold integers over GF({p}), got dtype {block.dtype}."
+            )
+        residues = np.mod(np.asarray(block, dtype=np.int64), p)
+        share[: block.shape[0]] = np.mod(
+            share[: block.shape[0]] + int(coefficient) * residues, p
+        )
+    return share
+
+
+def _abs_max(A: Any) -> int:
+    import dask.array as da
+
+    return int(da.absolute(A).max().compute())
+
+
+def place_dask_rows(
+    client: Client,
+    code: BlockCode,
+    A: Any,
+    addresses: Sequence[str],
+    keys: Sequence[str],
+) -> tuple[EncodedOperands, list[Future]]:
+    """Encode dask.array A with `code` on the cluster; share i stays on worker i.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    code : BlockCode
+        An MDS (reals or GF(p)), replication or uncoded code.
+    A : dask.array.Array, shape (m, d)
+        Any row and column chunking with known sizes.
+    addresses : sequence of str, length n
+        The worker that keeps each share.
+    keys : sequence of str, length n
+        The Dask key of each share.
+
+    Returns
+    -------
+    encoded : EncodedOperands
+        The decoding context, with read-only zero-stride stand-ins of the shares'
+        shape as ``lefts`` (the shares themselves are on the workers).
+    futures : list of Future
+        The shares, ``futures[i]`` held by ``addresses[i]``.
+    """
+    m, d = check_dask_matrix(A)
+    p, G = code.p, code.generator
+    K = G.shape[1]
+    rows = -(-m // K)
+    whole, rest = divmod(m, rows)
+    blocks = A.rechunk({0: (rows,) * whole + ((rest,) if rest else ()), 1: -1})
+    blocks = client.persist(blocks)
+    by_key = {future.key: future for future in futures_of(blocks)}
+    block_futures = [by_key[row[0]] for row in blocks.__dask_keys__()]
+    futures: list[Future] = []
+    try:
+        for i, (address, key) in enumerate(zip(addresses, keys, strict=True)):
+            used = [j for j in range(len(block_futures)) if G[i, j] != 0]
+            futures.append(
+                client.submit(
+                    encode_share,
+                    *(block_futures[j] for j in used),
+                    coefficients=[G[i, j].item() for j in used],
+                    rows=rows,
+                    p=p,
+                    key=key,
+                    workers=[address],
+                    allow_other_workers=False,
+                )
+            )
+        wait(futures)
+        for future in futures:
+            if future.status == "error":
+                future.result()  # raises the task's error (bad entries of A)
+        output = "real"
+        a_bound = 0
+        if p is not None:
+            output, a_bound = "signed", d * _abs_max(A)
+    except BaseException:
+        for future in futures:
+            future.release()
+        raise
+    finally:
+        for future in block_futures:
+            future.release()
+        del blocks
+    dtype = np.float64 if p is None else np.int64
+    stand_in = np.broadcast_to(np.zeros((), dtype=dtype), (rows, d))
+    context = UnitContext(
+        m=m,
+        c=1,
+        rows=rows,
+        width=1,
+        is_vector=True,
+        output=output,
+        a_bound=a_bound,
+    )
+    encoded = EncodedOperands(
+        lefts=(stand_in,) * len(addresses),
+        rights=None,
+        shared_right=np.zeros(d, dtype=dtype),
+        context=context,
+    )
+    return encoded, futures
