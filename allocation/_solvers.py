@@ -12,12 +12,13 @@ repeated. Integer loads always hold more than ``m`` rows, so the decoding
 condition ``E[S(tau)] = m`` is met at a finite ``tau``.
 
 *Blocks.* Loads are whole blocks of ``v = ceil(m / u)`` rows, ``u`` source
-blocks (`blocks`, default ``min(m, max(256, 16 n))``): the solvers work in block
-units (a worker's per-block shift ``v a_i`` and rate ``mu_i / v``, ``u`` blocks to
-decode) and return rows. With ``m <= u`` a block is one row, exactly the papers'
-row model; otherwise rounding to blocks costs at most what rounding each worker to
-whole blocks costs (at least ~16 blocks per worker by default), which the
-benchmark measures against the row-level allocation.
+blocks (`blocks`; default ``m`` up to ``m = 1024``, the papers' row model exactly,
+and ``min(m, max(256, 16 n))`` beyond, so the generator and the encoding stay
+small at any ``m``): the solvers work in block units (a worker's per-block shift
+``v a_i``, rate ``mu_i / v`` and the same ``c_i``, ``u`` blocks to decode) and
+return rows. Rounding to blocks costs what rounding each worker to whole blocks
+costs (at least ~16 blocks per worker by default); the benchmark measures it
+against the row-level allocation (docs/theory/overhead.md#blocks-of-rows).
 
 *Predicted latency.* ``Allocation.expected_latency`` is the exact expected
 decoding latency of the integer allocation under the model
@@ -47,7 +48,7 @@ from theory import (
     kim_bound,
     waterfill_time,
 )
-from theory._heterogeneous import BATCH_CHOICES
+from theory._heterogeneous import BATCH_CHOICES, best_loads_at
 from theory._validation import check_int, check_real
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
 ]
 
 _ROUNDING_PASSES = 3
+_ROW_LEVEL_MAX = 1024
 _MIN_BLOCKS = 256
 _BLOCKS_PER_WORKER = 16
 
@@ -88,7 +90,11 @@ class _Grain:
 def _grain(workers: WorkerProfile, m: int, blocks: object) -> _Grain:
     """Choose ``v = ceil(m / blocks)`` rows per block and the per-block profile."""
     if blocks is None:
-        blocks = min(m, max(_MIN_BLOCKS, _BLOCKS_PER_WORKER * workers.n))
+        blocks = (
+            m
+            if m <= _ROW_LEVEL_MAX
+            else min(m, max(_MIN_BLOCKS, _BLOCKS_PER_WORKER * workers.n))
+        )
     blocks = check_int(blocks, "blocks", min_value=1, max_value=m)
     v = -(-m // blocks)
     if v == 1:
@@ -108,7 +114,7 @@ def _finish(
     n = grain.workers.n
     batches = np.ones(n, dtype=np.int64) if batches is None else batches
     batches = np.where(loads > 0, batches, 1)
-    overhead = np.zeros(n) if overhead is None else overhead
+    overhead = grain.workers.c if overhead is None else overhead
     latency = expected_allocation_latency(
         grain.workers, loads, m=grain.u, batches=batches, overhead=overhead
     )
@@ -243,8 +249,8 @@ def solve_uniform(
         of `n_rows` and `redundancy`; with neither, the best equal load is found by
         search.
     blocks : int, optional
-        Source blocks ``u`` (see the module notes; default
-        ``min(m, max(256, 16 n))``).
+        Source blocks ``u`` (see the module notes; default ``m`` up to 1024
+        rows, else ``min(m, max(256, 16 n))``).
 
     Returns
     -------
@@ -618,13 +624,17 @@ def solve_bpcc(
     max_batches = check_int(max_batches, "max_batches", min_value=1)
     if batches is None:
         choices = tuple(b for b in BATCH_CHOICES if b <= max_batches)
-        options = []
-        for b in choices:
-            fixed = bpcc_optimum(per_block, u, batches=b, l_max=cap)
-            options.append((fixed.batches, fixed.loads, fixed.latency))
         tau = bpcc_optimum(
             per_block, u, batches=None, batch_choices=choices, l_max=cap
         ).latency
+        options = [
+            (
+                np.full(workers.n, b),
+                best_loads_at(per_block, tau, batches=b, l_max=cap),
+                tau,
+            )
+            for b in choices
+        ]
     else:
         fixed = bpcc_optimum(per_block, u, batches=_check_batches(batches), l_max=cap)
         options, tau = [(fixed.batches, fixed.loads, fixed.latency)], fixed.latency

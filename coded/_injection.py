@@ -68,10 +68,12 @@ class Stragglers:
     Parameters
     ----------
     profile : theory.WorkerProfile, optional
-        Per-worker shifted-exponential parameters ``(a_i, mu_i)`` in row units.
+        Per-worker parameters ``(a_i, mu_i, c_i)`` in model time units of
+        `time_unit` seconds (:attr:`profile_seconds` is the same profile in
+        seconds, what the allocators and the predictions use).
     time_unit : float
-        Seconds per model time unit, ``> 0``: a task of ``l`` rows lasts
-        ``l (a_i + X_i / mu_i)`` time units.
+        Seconds per model time unit, ``> 0`` (1.0: the profile is in seconds):
+        a task of ``l`` rows lasts ``c_i + l (a_i + X_i / mu_i)`` time units.
     delays : mapping of int to float
         Fixed extra seconds for chosen workers (``{worker: seconds}``).
     failing : iterable of int
@@ -84,12 +86,14 @@ class Stragglers:
     Worker ``i`` draws one :math:`X_i \sim \mathrm{Exp}(1)` per product (a slow
     worker stays slow for all its batches) and a task of ``l`` rows lasts
 
-    .. math:: T = l \, (a_i + X_i / \mu_i) \cdot \text{time\_unit}
+    .. math:: T = \big(c_i + l \, (a_i + X_i / \mu_i)\big) \cdot \text{time\_unit}
               + \text{delays}_i \text{ seconds},
 
-    the model of Lee et al. (docs/theory/model.md). The real compute time counts
-    towards ``T``: the task waits only for the rest, on a cancel signal, so a task
-    the runtime no longer needs stops waiting at once. The load ``l`` of a task
+    the model of Lee et al. (docs/theory/model.md) with the per-task overhead
+    ``c_i`` of docs/theory/overhead.md (every BPCC batch is a task and pays it).
+    The real compute time counts towards ``T``: the task waits only for the
+    rest, on a cancel signal, so a task the runtime no longer needs stops
+    waiting at once. The load ``l`` of a task
     is its rows times the fraction of B's columns it multiplies by (``1/p_b`` for
     a polynomial code), i.e. its share of the product's work in rows. A
     speculative backup copy run by worker ``j`` uses an independent draw of
@@ -130,6 +134,13 @@ class Stragglers:
         object.__setattr__(self, "failing", _worker_set(self.failing, "failing"))
         object.__setattr__(self, "dying", _worker_set(self.dying, "dying"))
 
+    @property
+    def profile_seconds(self) -> WorkerProfile | None:
+        """The injected profile in seconds (``profile.in_seconds(time_unit)``)."""
+        if self.profile is None:
+            return None
+        return self.profile.in_seconds(self.time_unit)
+
     def max_worker(self) -> int:
         """Return the largest worker index the spec names (``-1`` if none)."""
         named = set(self.delays) | self.failing | self.dying
@@ -160,17 +171,20 @@ class Stragglers:
                 f"`stragglers` names worker {self.max_worker()}, but n={n}."
             )
         generator = as_generator(rng)
-        if self.profile is None:
+        seconds = self.profile_seconds
+        if seconds is None:
             zeros = np.zeros(n)
-            per_row, backup_per_row = zeros, zeros
+            per_row, backup_per_row, per_task = zeros, zeros, zeros
         else:
-            a, mu = self.profile.a[:n], self.profile.mu[:n]
+            a, mu = seconds.a[:n], seconds.mu[:n]
             draws = generator.exponential(size=(2, n))
-            per_row = (a + draws[0] / mu) * self.time_unit
-            backup_per_row = (a + draws[1] / mu) * self.time_unit
+            per_row = a + draws[0] / mu
+            backup_per_row = a + draws[1] / mu
+            per_task = seconds.c[:n]
         return FaultPlan(
             seconds_per_row=per_row,
             backup_seconds_per_row=backup_per_row,
+            seconds_per_task=per_task,
             extra_seconds=np.array([self.delays.get(i, 0.0) for i in range(n)]),
             raises=np.array([i in self.failing for i in range(n)]),
             dies=np.array([i in self.dying for i in range(n)]),
@@ -193,6 +207,9 @@ class FaultPlan:
         Modelled seconds per row of each worker, ``(a_i + X_i / mu_i) time_unit``.
     backup_seconds_per_row : array_like, shape (n,)
         Independent draws used when worker ``i`` runs a backup copy of a task.
+    seconds_per_task : array_like, shape (n,), optional
+        Modelled fixed seconds of every task of worker ``i``, ``c_i time_unit``
+        (default zeros).
     extra_seconds : array_like, shape (n,)
         Fixed delay of each worker's tasks.
     raises, dies : array_like of bool, shape (n,)
@@ -204,9 +221,19 @@ class FaultPlan:
     extra_seconds: np.ndarray
     raises: np.ndarray
     dies: np.ndarray
+    seconds_per_task: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        for name in ("seconds_per_row", "backup_seconds_per_row", "extra_seconds"):
+        if self.seconds_per_task is None:
+            object.__setattr__(
+                self, "seconds_per_task", np.zeros(len(self.seconds_per_row))
+            )
+        for name in (
+            "seconds_per_row",
+            "backup_seconds_per_row",
+            "extra_seconds",
+            "seconds_per_task",
+        ):
             object.__setattr__(self, name, _read_only(getattr(self, name), float))
         for name in ("raises", "dies"):
             object.__setattr__(self, name, _read_only(getattr(self, name), bool))
@@ -238,7 +265,9 @@ class FaultPlan:
         """
         per_row = self.backup_seconds_per_row if backup else self.seconds_per_row
         return TaskFault(
-            duration_seconds=float(rows * per_row[worker]),
+            duration_seconds=float(
+                self.seconds_per_task[worker] + rows * per_row[worker]
+            ),
             extra_seconds=0.0 if backup else float(self.extra_seconds[worker]),
             raises=False if backup else bool(self.raises[worker]),
             dies=False if backup else bool(self.dies[worker]),

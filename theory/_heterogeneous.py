@@ -28,6 +28,7 @@ from theory._validation import check_int, check_real, check_real_vector
 __all__ = [
     "BPCCOptimum",
     "KimBound",
+    "best_loads_at",
     "bpcc_optimum",
     "bpcc_tau",
     "expected_rows",
@@ -205,19 +206,58 @@ def _best_rows(t, a, mu, b, c, cap) -> tuple[np.ndarray, np.ndarray]:
     return rows, loads
 
 
+def best_loads_at(
+    profile: WorkerProfile | GroupProfile,
+    t: float,
+    *,
+    batches: object,
+    l_max: object = None,
+) -> np.ndarray:
+    """Return each worker's real load maximising its expected rows by time `t`.
+
+    Parameters
+    ----------
+    profile : WorkerProfile or GroupProfile
+        Per-worker ``(a_i, mu_i, c_i)``.
+    t : float
+        Design time ``> 0``.
+    batches : int or array_like of int
+        Batches per worker.
+    l_max : float or array_like, optional
+        Cap on each worker's rows (default none).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        The maximisers of `expected_rows` per worker (0 where nothing can finish).
+    """
+    workers = _as_workers(profile)
+    n = workers.n
+    t = _check_m(t)
+    caps = np.full(n, np.inf) if l_max is None else _cap_vector(l_max, n, np.inf)
+    b = _batches_vector(batches, n)
+    return _best_rows(t, workers.a, workers.mu, b, workers.c, caps)[1]
+
+
 def _best_over_batches(t, a, mu, candidates, c, cap):
-    """Best expected rows per worker over candidate batch counts (list of arrays)."""
-    best = None
-    for b in candidates:
-        rows, loads = _best_rows(t, a, mu, b, c, cap)
-        if best is None:
-            best = [rows, loads, b.copy()]
-            continue
-        better = rows > best[0]
-        best[0] = np.where(better, rows, best[0])
-        best[1] = np.where(better, loads, best[1])
-        best[2] = np.where(better, b, best[2])
-    return best
+    """Best expected rows per worker over candidate batch counts (list of arrays).
+
+    All (candidate, worker) pairs are searched in one vectorised call; ties (to
+    1e-12 relative) go to the earliest candidate, i.e. the fewest batches.
+    """
+    k, n = len(candidates), a.shape[0]
+    stacked = _best_rows(
+        t,
+        np.tile(a, k),
+        np.tile(mu, k),
+        np.concatenate(candidates),
+        np.tile(c, k),
+        np.tile(cap, k),
+    )
+    rows, loads = (values.reshape(k, n) for values in stacked)
+    first = np.argmax(rows >= rows.max(axis=0) * (1.0 - 1e-12), axis=0)
+    pick = np.arange(n)
+    return [rows[first, pick], loads[first, pick], np.stack(candidates)[first, pick]]
 
 
 def _unique_workers(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

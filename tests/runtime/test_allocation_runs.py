@@ -89,11 +89,11 @@ def test_block_allocation_runs_and_decodes(client, solver):
 
     profile = WorkerProfile(a=[0.1] * 3 + [0.5] * 3, mu=[2.0] * 3 + [0.5] * 3)
     solve = solve_hcmm if solver == "hcmm" else solve_bpcc
-    allocation = solve(profile, 600)
-    assert allocation.block_rows == 3
-    assert allocation.blocks == 200
+    allocation = solve(profile, 1200)
+    assert allocation.block_rows == 5
+    assert allocation.blocks == 240
     rng = np.random.default_rng(32)
-    A, x = rng.standard_normal((600, 5)), rng.standard_normal(5)
+    A, x = rng.standard_normal((1200, 5)), rng.standard_normal(5)
     result = coded_matmul(A, x, allocation=allocation, client=client)
     np.testing.assert_allclose(result.product, A @ x, atol=1e-8)
     assert scheduler_keys(client, result.call_id) == []
