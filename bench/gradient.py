@@ -14,7 +14,8 @@ Reported (medians over repeats, ratios taken within a repeat):
   (``theory.expected_gradient_step_time`` times ``time_unit``);
 - the largest relative error of each exact scheme's gradient against the full
   gradient computed on the client, over every step;
-- the step time with no stragglers (the runtime's per-step floor).
+- the step time with no stragglers (the runtime's per-step floor);
+- the worst decoding condition number of each construction at a few (n, s).
 
 Usage: ``python bench/gradient.py [--quick] [--rows M] [--steps T] [--repeats R]``.
 Writes ``bench/results/gradient.json``.
@@ -23,9 +24,15 @@ Writes ``bench/results/gradient.json``.
 from __future__ import annotations
 
 import argparse
+import itertools
+import os
 import platform
 import statistics
 import time
+
+# one BLAS thread per worker thread: 8 in-process workers share 2 cores, and
+# OpenBLAS's spinning threads slow every product ~10x on this loaded VM
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 from _harness import import_project, write_results
@@ -66,6 +73,53 @@ def profile_and_stragglers(theory, coded, m, step_seconds):
     profile = theory.WorkerProfile(a=[a * f for f in slow], mu=[mu / f for f in slow])
     time_unit = step_seconds / ((S + 1) * m / N * (a + 1.0 / mu))
     return profile, coded.Stragglers(profile=profile, time_unit=time_unit)
+
+
+KAPPA_CASES = ((8, 2), (12, 3), (30, 3), (30, 5), (64, 3))
+
+
+def random_cyclic_kappa(n, s, seed=0):
+    """Worst kappa of Tandon et al.'s random construction, all C(n, s) sets.
+
+    H (s x n) Gaussian with H 1 = 0; row i of B spans the null space of H
+    restricted to the support i .. i + s (one dimension).
+    """
+    rng = np.random.default_rng(seed)
+    H = rng.standard_normal((s, n))
+    H -= H.mean(axis=1, keepdims=True)
+    B = np.zeros((n, n))
+    for i in range(n):
+        support = (i + np.arange(s + 1)) % n
+        B[i, support] = np.linalg.svd(H[:, support])[2][-1]
+    worst = 0.0
+    for lost in itertools.combinations(range(n), s):
+        sv = np.linalg.svd(np.delete(B, lost, axis=0), compute_uv=False)
+        worst = max(worst, sv[0] / sv[n - s - 1])
+    return float(worst)
+
+
+def worst_kappas(coded):
+    """Worst decoding kappa of each construction (exact when enumerable)."""
+    table = {}
+    for n, s in KAPPA_CASES:
+        for construction in ("stable", "cyclic", "fractional"):
+            if construction == "fractional" and n % (s + 1):
+                continue
+            code = coded.GradientCode(n, s, construction=construction)
+            worst = code.worst_condition()
+            table[f"n={n},s={s},{construction}"] = {
+                "kappa": worst.kappa,
+                "exact": worst.exact,
+                "sets_checked": worst.sets_checked,
+                "real": code.is_real,
+            }
+    table["n=30,s=3,random (Tandon et al.)"] = {
+        "kappa": random_cyclic_kappa(30, 3),
+        "exact": True,
+        "sets_checked": 4060,
+        "real": True,
+    }
+    return table
 
 
 def time_to(losses, elapsed, target):
@@ -201,6 +255,7 @@ def main() -> None:
             s: max(e for _, e in runs[s]) for s in SCHEMES if s != "ignore"
         },
         "model_bound_coded_over_uncoded": (S + 1) / 5,
+        "worst_kappa": worst_kappas(coded),
     }
     print()
     for key in (
@@ -212,6 +267,7 @@ def main() -> None:
         "no_straggler_step_seconds_median",
         "max_relative_gradient_error",
         "ignore_final_loss_over_uncoded",
+        "worst_kappa",
     ):
         print(f"{key}: {summary[key]}")
     write_results("gradient", summary, quick=args.quick)

@@ -65,21 +65,20 @@ class WorkerShare:
 
     @property
     def shape(self) -> tuple[int]:
-        """``(number of partitions,)``: a task covers a range of them."""
+        """``(number of partitions,)``."""
         return (len(self.partitions),)
 
     def __getitem__(self, index: slice) -> WorkerShare:
-        """Return the share restricted to partitions ``[start:stop]`` (a batch)."""
-        if (index.start or 0) == 0 and index.stop in (None, len(self.partitions)):
-            return self
-        coefficients = self.coefficients
-        return WorkerShare(
-            worker=self.worker,
-            partitions=self.partitions[index],
-            data=self.data[index],
-            coefficients=None if coefficients is None else coefficients[index],
-            grad=self.grad,
-        )
+        """Return the share for the executor's one batch, ``share[0:len]``.
+
+        A gradient task always covers all of the worker's partitions.
+        """
+        if (index.start or 0) != 0 or index.stop not in (None, len(self.partitions)):
+            raise ValueError(
+                f"a gradient task covers all {len(self.partitions)} partitions of "
+                f"worker {self.worker}, got the batch {index}."
+            )
+        return self
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
