@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "UncodedCode": "coded.codes",
     "DecodingError": "coded.errors",
     "IllConditionedWarning": "coded.errors",
+    "NonFiniteResultError": "coded.errors",
     "NotEnoughResultsError": "coded.errors",
     "Piece": "coded.codes",
     "LocalCodedCluster": "coded.runtime",

@@ -346,4 +346,6 @@ def run_encoded(
         cancelled_tasks=run.cancelled_tasks,
         backup_tasks=run.backup_tasks,
         overlap_seconds=run.overlap_seconds,
+        condition_number=run.condition_number,
+        units_used=run.units_used,
     )

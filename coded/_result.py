@@ -49,6 +49,12 @@ class MatmulResult:
     overlap_seconds : float
         How long this call's tasks queued behind still-running tasks of earlier
         calls (Dask cannot interrupt a running task).
+    condition_number : float
+        Condition number of the system the decoder solved (NaN for exact codes);
+        above the code's ``max_condition`` the run waited for extra results and
+        decoded by least squares over them (``docs/theory/conditioning.md``).
+    units_used : int
+        Coded units (rows of the generator) the decode used (0: not reported).
     """
 
     product: Any
@@ -63,6 +69,8 @@ class MatmulResult:
     cancelled_tasks: int
     backup_tasks: int
     overlap_seconds: float
+    condition_number: float = float("nan")
+    units_used: int = 0
 
     def __post_init__(self) -> None:
         stages = MappingProxyType(dict(self.stage_seconds))

@@ -6,6 +6,7 @@ __all__ = [
     "DecodingError",
     "GradientError",
     "IllConditionedWarning",
+    "NonFiniteResultError",
     "NotEnoughResultsError",
 ]
 
@@ -26,8 +27,32 @@ class NotEnoughResultsError(DecodingError):
     """
 
 
+class NonFiniteResultError(DecodingError):
+    """A worker returned NaN or inf: decoding it would give a wrong product.
+
+    Attributes
+    ----------
+    worker : int
+        The worker whose result is not finite.
+    """
+
+    def __init__(self, message: str, *, worker: int):
+        super().__init__(message)
+        self.worker = worker
+
+
 class IllConditionedWarning(RuntimeWarning):
-    """A real-valued decode whose condition number makes the answer untrustworthy."""
+    """A real-valued decode whose condition number makes the answer untrustworthy.
+
+    Attributes
+    ----------
+    condition_number : float
+        The 2-norm condition number of the system solved (NaN if not given).
+    """
+
+    def __init__(self, message: str = "", condition_number: float = float("nan")):
+        super().__init__(message)
+        self.condition_number = condition_number
 
 
 class GradientError(ValueError):

@@ -100,6 +100,21 @@ class Decoder(ABC):
     def decode(self) -> Any:
         """Return the product; raise `DecodingError` if not yet decodable."""
 
+    @property
+    def needs_more(self) -> bool:
+        """Decodable but too ill-conditioned: more pieces would be used (guard)."""
+        return False
+
+    @property
+    def condition_number(self) -> float:
+        """Condition number of the system a decode would solve (NaN: exact)."""
+        return float("nan")
+
+    @property
+    def units_used(self) -> int:
+        """Coded units a decode would use now (0: not reported)."""
+        return 0
+
 
 class Code(ABC):
     """Base class of every coding scheme (n workers, a recovery threshold)."""

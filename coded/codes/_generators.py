@@ -1,12 +1,28 @@
-r"""Generator matrices of the MDS codes and their numerical-stability metric.
+r"""Generator matrices of the MDS codes and their certified worst-case conditioning.
 
-Real generators come from ``coded/codes/data/real_mds.json`` (precomputed by the
-seeded local search of ``scripts/search_generators.py``, which minimises the
-worst-case condition number; every N <= 16 and (N, K) = (20, 15)) when the table
-has the ``(N, K, systematic)`` entry, and from a seeded construction otherwise:
+Over the reals a decode from the survivor set S solves ``G_S Y = R_S``, which
+amplifies relative errors by up to ``cond(G_S)``; the figure of merit of a generator
+is the worst case over every survivor set, certified by :func:`worst_condition_number`
+(``docs/theory/conditioning.md``).
 
-- non-systematic: the orthonormal factor ``Q`` of a Gaussian ``N x K`` matrix;
-- systematic: ``[I_K; P]`` with ``P`` Gaussian.
+A worker may hold ``ell`` consecutive rows of ``G`` (its *sub-blocks*): ``G`` is
+``(ell n) x (ell k)`` and a survivor set of k workers selects ``ell k`` rows.
+
+Real generators of ``MDSCode`` (non-systematic), by ``(n, k)``, ``s = n - k``:
+
+- ``k = n``: the identity; ``k = 1``: a column of ones (every ``cond`` is 1);
+- ``s = 1``: an orthonormal basis of the complement of the all-ones vector, whose
+  worst ``cond`` is ``sqrt(n)``, the smallest any ``n x (n - 1)`` generator with
+  orthonormal columns can have;
+- otherwise the best *stored* construction: a complex frame (``ell = 2``, the real
+  embedding of a complex code whose dual frame was optimised by
+  ``scripts/search_frames.py``; ``coded/codes/data/complex_frames.npz``) or a
+  scalar generator from ``coded/codes/data/real_mds.json`` (``n <= 16``), whichever
+  has the smaller certified worst case;
+- untabulated pairs: the rotation-matrix embedding (Ramamoorthy & Tang 2021) for
+  ``s <= 3``; for more erasures, whose rotation embedding degrades fast (a lower
+  bound of 9e11 at (64, 48)), the real embedding of a seeded random complex
+  orthonormal matrix (3e3 there).
 
 GF(p) generators are exact: a Vandermonde matrix on the points ``1..N``
 (non-systematic) or ``[I_K; C]`` with a Cauchy block ``C`` (systematic). Both are MDS
@@ -19,6 +35,8 @@ import functools
 import itertools
 import json
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
@@ -29,41 +47,328 @@ from theory._validation import check_int
 
 __all__ = [
     "EXACT_LIMIT",
+    "BlockGenerator",
+    "WorstCondition",
+    "block_generator",
+    "complex_embedding",
+    "frame_generator",
     "gf_generator",
     "real_generator",
-    "subset_condition_numbers",
+    "rotation_generator",
+    "survivor_condition_numbers",
     "worst_condition_number",
 ]
 
-EXACT_LIMIT = 16
-"""Up to this many rows the worst case runs over every K-subset; above, it samples."""
+EXACT_LIMIT = 2_000_000
+"""Up to this many survivor sets :func:`worst_condition_number` enumerates them all."""
+
+_CHUNK_ENTRIES = 4_000_000  # float64 entries per batched SVD (32 MB)
+
+
+@dataclass(frozen=True, slots=True)
+class WorstCondition:
+    """Worst condition number of ``G_S`` over the survivor sets S of a code.
+
+    Parameters
+    ----------
+    value : float
+        ``max_S cond_2(G_S)`` over the survivor sets evaluated (``inf`` if one is
+        singular).
+    exact : bool
+        True when every survivor set was evaluated (then `value` is the worst
+        case); False when the count exceeded the enumeration limit and `value` is
+        a lower bound found by adversarial search (worst sampled sets, then
+        swap-one local search).
+    survivors : tuple of int
+        A survivor set (worker indices) attaining `value`.
+    evaluated : int
+        Survivor sets evaluated.
+    """
+
+    value: float
+    exact: bool
+    survivors: tuple[int, ...]
+    evaluated: int
+
+    def __float__(self) -> float:
+        return self.value
+
+
+# -- evaluating survivor sets ------------------------------------------------------
+class _Conditioning:
+    """``cond(G_S)`` for batches of erasure sets E (the workers not in S).
+
+    When ``G`` has orthonormal columns and at least as many survivor rows as erased
+    ones, ``cond(G_S)`` follows from the small matrix ``H_E`` (rows E of an
+    orthonormal basis H of the orthogonal complement of range(G)): the singular
+    values of ``G_S`` are those of ``H_E`` and ones, so ``cond(G_S) =
+    max(1, sigma_max(H_E)) / sigma_min(H_E)`` (``docs/theory/conditioning.md``).
+    Otherwise ``G_S`` itself is decomposed.
+    """
+
+    def __init__(self, G: np.ndarray, ell: int):
+        G = np.asarray(G, dtype=np.float64)
+        N, K = G.shape
+        self.G, self.ell = G, ell
+        self.n, self.k = N // ell, K // ell
+        orthonormal = np.allclose(G.T @ G, np.eye(K), rtol=0, atol=1e-12)
+        self.H = None
+        if orthonormal and 2 * K >= N and K < N:
+            Q, _ = np.linalg.qr(G, mode="complete")
+            self.H = np.ascontiguousarray(Q[:, K:])
+
+    def _rows(self, workers: np.ndarray) -> np.ndarray:
+        rows = workers[:, :, None] * self.ell + np.arange(self.ell)
+        return rows.reshape(len(workers), -1)
+
+    def __call__(self, erased: np.ndarray) -> np.ndarray:
+        """``cond(G_S)`` for each row of `erased` (``(batch, n - k)`` workers)."""
+        erased = np.asarray(erased, dtype=np.int64).reshape(len(erased), -1)
+        if self.H is not None:
+            matrix, rows = self.H, self._rows(erased)
+        else:
+            keep = np.ones((len(erased), self.n), dtype=bool)
+            keep[np.arange(len(erased))[:, None], erased] = False
+            survivors = np.nonzero(keep)[1].reshape(len(erased), self.k)
+            matrix, rows = self.G, self._rows(survivors)
+        return _batched_cond(matrix, rows, dual=self.H is not None)
+
+
+def _batched_cond(matrix: np.ndarray, rows: np.ndarray, *, dual: bool) -> np.ndarray:
+    size = rows.shape[1] * matrix.shape[1]
+    chunk = max(1, _CHUNK_ENTRIES // max(size, 1))
+    out = np.empty(len(rows))
+    for start in range(0, len(rows), chunk):
+        s = np.linalg.svd(matrix[rows[start : start + chunk]], compute_uv=False)
+        top = np.maximum(s[:, 0], 1.0) if dual else s[:, 0]
+        with np.errstate(divide="ignore"):
+            out[start : start + len(s)] = top / s[:, -1]
+    return out
+
+
+def survivor_condition_numbers(
+    G: np.ndarray, survivors: np.ndarray, *, ell: int = 1
+) -> np.ndarray:
+    """Return ``cond_2(G_S)`` for each survivor set S (a row of `survivors`).
+
+    Parameters
+    ----------
+    G : ndarray, shape (ell n, ell k)
+        Generator; worker i holds rows ``ell i .. ell i + ell - 1``.
+    survivors : array_like of int, shape (batch, k)
+        Worker indices of each survivor set.
+    ell : int
+        Rows per worker.
+
+    Returns
+    -------
+    ndarray, shape (batch,)
+        ``inf`` for a singular ``G_S``.
+    """
+    survivors = np.asarray(survivors, dtype=np.int64)
+    rows = (survivors[:, :, None] * ell + np.arange(ell)).reshape(len(survivors), -1)
+    return _batched_cond(np.asarray(G, dtype=np.float64), rows, dual=False)
+
+
+def _combination_chunks(n: int, s: int, chunk: int = 65_536) -> Iterator[np.ndarray]:
+    combos = itertools.combinations(range(n), s)
+    while True:
+        block = np.fromiter(
+            itertools.chain.from_iterable(itertools.islice(combos, chunk)),
+            dtype=np.int64,
+        )
+        if block.size == 0:
+            return
+        yield block.reshape(-1, s)
+
+
+def _survivors(erased: np.ndarray, n: int) -> tuple[int, ...]:
+    return tuple(sorted(set(range(n)) - set(erased.tolist())))
+
+
+def _swap_one_ascent(
+    cond: _Conditioning, erased: np.ndarray, value: float, max_steps: int
+) -> tuple[np.ndarray, float, int]:
+    """Move to the best neighbour (one erased worker swapped for a survivor)."""
+    evaluated = 0
+    for _ in range(max_steps):
+        survivors = np.array(_survivors(erased, cond.n), dtype=np.int64)
+        s = erased.size
+        out_pos = np.repeat(np.arange(s), survivors.size)
+        incoming = np.tile(survivors, s)
+        neighbours = np.repeat(erased[None, :], out_pos.size, axis=0)
+        neighbours[np.arange(out_pos.size), out_pos] = incoming
+        values = cond(neighbours)
+        evaluated += len(values)
+        best = int(np.argmax(values))
+        if not values[best] > value:
+            break
+        erased, value = np.sort(neighbours[best]), float(values[best])
+    return erased, value, evaluated
+
+
+def worst_condition_number(
+    G: np.ndarray,
+    *,
+    ell: int = 1,
+    exact_limit: int = EXACT_LIMIT,
+    samples: int = 20_000,
+    starts: int = 8,
+    rng: RngLike = 0,
+) -> WorstCondition:
+    r"""Worst ``cond_2(G_S)`` over the survivor sets S of k of the n workers.
+
+    Exact (every one of the ``C(n, k)`` sets) when ``C(n, k) <= exact_limit``;
+    otherwise a certified lower bound found by adversarial search: `samples`
+    uniform erasure sets, then from each of the `starts` worst a swap-one local
+    search (exchange one erased worker for a survivor while ``cond`` grows).
+
+    Parameters
+    ----------
+    G : ndarray, shape (ell n, ell k)
+        Real generator; worker i holds rows ``ell i .. ell i + ell - 1``.
+    ell : int
+        Rows (sub-blocks) per worker.
+    exact_limit : int
+        Largest number of survivor sets enumerated.
+    samples, starts : int
+        Adversarial search when not exact.
+    rng : Generator, int or None
+        Seed of the sampling.
+
+    Returns
+    -------
+    WorstCondition
+        ``value``, ``exact`` (False: `value` is a lower bound), a worst survivor
+        set and the number of sets evaluated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> G = np.vstack([np.eye(2), [[1.0, 1.0]]])  # (3, 2): any 2 rows decode
+    >>> w = worst_condition_number(G)
+    >>> round(w.value, 6), w.exact, w.survivors
+    (2.618034, True, (0, 2))
+    """
+    ell = check_int(ell, "ell", min_value=1)
+    exact_limit = check_int(exact_limit, "exact_limit", min_value=1)
+    samples = check_int(samples, "samples", min_value=1)
+    starts = check_int(starts, "starts", min_value=1)
+    G = np.asarray(G, dtype=np.float64)
+    if G.ndim != 2 or G.shape[0] % ell or G.shape[1] % ell or G.shape[1] > G.shape[0]:
+        raise ValueError(
+            f"`G` must be a 2-D (ell n, ell k) matrix with k <= n and ell={ell} "
+            f"dividing both sides, got shape {G.shape}."
+        )
+    cond = _Conditioning(G, ell)
+    n, s = cond.n, cond.n - cond.k
+    count = math.comb(n, s)
+    if count <= exact_limit:
+        worst, where = -1.0, np.zeros(s, dtype=np.int64)
+        for erased in _combination_chunks(n, s):
+            values = cond(erased)
+            i = int(np.argmax(values))
+            if values[i] > worst:
+                worst, where = float(values[i]), erased[i]
+        return WorstCondition(worst, True, _survivors(where, n), count)
+    generator = as_generator(rng)
+    erased = np.sort(np.argsort(generator.random((samples, n)), axis=1)[:, :s], axis=1)
+    values = cond(erased)
+    evaluated = samples
+    worst, where = -1.0, erased[0]
+    for i in np.argsort(values)[::-1][:starts]:
+        found, value, count_i = _swap_one_ascent(cond, erased[i], float(values[i]), 50)
+        evaluated += count_i
+        if value > worst:
+            worst, where = value, found
+    return WorstCondition(worst, False, _survivors(where, n), evaluated)
+
+
+# -- constructions -----------------------------------------------------------------
+def complex_embedding(M: np.ndarray) -> np.ndarray:
+    r"""Real ``(2a, 2b)`` embedding of a complex ``(a, b)`` matrix.
+
+    Entry ``z = x + i y`` becomes the 2 x 2 block ``[[x, -y], [y, x]]`` (a scaled
+    rotation); products, adjoints and singular values (each doubled) carry over.
+    """
+    M = np.asarray(M, dtype=np.complex128)
+    out = np.empty((2 * M.shape[0], 2 * M.shape[1]))
+    out[0::2, 0::2], out[0::2, 1::2] = M.real, -M.imag
+    out[1::2, 0::2], out[1::2, 1::2] = M.imag, M.real
+    return out
+
+
+def rotation_generator(n: int, k: int) -> np.ndarray:
+    r"""Rotation-matrix embedding (Ramamoorthy & Tang 2021): ``(2n, 2k)``.
+
+    Worker i holds the 2 x 2 blocks ``R^{i j} / sqrt(n)``, ``j < k``, with ``R`` the
+    rotation by ``2 pi / n``: the real embedding of the Vandermonde matrix of the
+    n-th roots of unity (the first k columns of the DFT), whose k x k submatrices
+    are all invertible.
+    """
+    omega = np.exp(2j * np.pi * np.outer(np.arange(n), np.arange(k)) / n)
+    return complex_embedding(omega / math.sqrt(n))
+
+
+def frame_generator(H: np.ndarray) -> np.ndarray:
+    """Complex-frame generator ``(2n, 2k)`` from a complex dual frame ``H`` (n x s).
+
+    ``H`` is made orthonormal (polar factor); the code's complex generator is an
+    orthonormal basis of the orthogonal complement of range(H), so that
+    ``cond(G_S) = 1 / sigma_min(H_E)`` for the erased workers E.
+    """
+    U, _, Vh = np.linalg.svd(np.asarray(H, dtype=np.complex128), full_matrices=False)
+    Q, _ = np.linalg.qr(U @ Vh, mode="complete")
+    return complex_embedding(Q[:, H.shape[1] :])
+
+
+def _seeded_frame(n: int, k: int) -> np.ndarray:
+    """Real embedding of the orthonormal factor of a seeded complex Gaussian."""
+    rng = np.random.default_rng([n, k, 2])
+    Q, _ = np.linalg.qr(rng.standard_normal((n, k)) + 1j * rng.standard_normal((n, k)))
+    return complex_embedding(Q)
+
+
+def _ones_complement(n: int) -> np.ndarray:
+    """Orthonormal basis (n x (n - 1)) of the complement of the all-ones vector."""
+    Q, _ = np.linalg.qr(np.ones((n, 1)), mode="complete")
+    return Q[:, 1:]
 
 
 @functools.cache
-def _table() -> dict[tuple[int, int, bool], np.ndarray]:
-    """Load the precomputed real generators, keyed by ``(N, K, systematic)``."""
+def _table() -> dict[tuple[int, int, bool], tuple[float, np.ndarray]]:
+    """Load the scalar real generators, keyed by ``(N, K, systematic)``."""
     path = resources.files("coded.codes.data").joinpath("real_mds.json")
-    if not path.is_file():
-        return {}
     table: dict[tuple[int, int, bool], tuple[float, np.ndarray]] = {}
     for e in json.loads(path.read_text())["generators"]:
         G = np.array(e["generator"], dtype=np.float64)
         G.setflags(write=False)
-        worst = e["worst_condition_number"]
-        table[e["n"], e["k"], e["systematic"]] = (worst, G)
-        # the stability-optimised variant is the best generator found, systematic
-        # or not (the searches are heuristic; either may win at a given (n, k))
-        best = table.get((e["n"], e["k"], False))
-        if best is None or worst < best[0]:
-            table[e["n"], e["k"], False] = (worst, G)
-    return {key: G for key, (_, G) in table.items()}
+        table[e["n"], e["k"], e["systematic"]] = (e["worst_condition_number"], G)
+    return table
+
+
+@functools.cache
+def _frames() -> dict[tuple[int, int], tuple[float, np.ndarray]]:
+    """Load the stored complex dual frames and certified worst cases by (n, k)."""
+    path = resources.files("coded.codes.data").joinpath("complex_frames.npz")
+    if not path.is_file():
+        return {}
+    with path.open("rb") as f, np.load(f) as data:
+        index, frames, worst = data["index"], data["frames"], data["frame_worst"]
+    out, offset = {}, 0
+    for (n, k), value in zip(index.tolist(), worst.tolist(), strict=True):
+        size = n * (n - k)
+        out[n, k] = (value, frames[offset : offset + size].reshape(n, n - k))
+        offset += size
+    return out
 
 
 def real_generator(N: int, K: int, *, systematic: bool) -> np.ndarray:
-    """Real MDS generator ``(N, K)``: precomputed if tabulated, else constructed."""
-    table = _table().get((N, K, systematic))
-    if table is not None:
-        return table
+    """Scalar real MDS generator ``(N, K)`` (one row per unit): table or seeded."""
+    flags = (True,) if systematic else (False, True)
+    entries = [e for e in (_table().get((N, K, f)) for f in flags) if e is not None]
+    if entries:  # non-systematic: the better of the two searches
+        return min(entries, key=lambda e: e[0])[1]
     if K == N:
         return np.eye(N)
     rng = np.random.default_rng([N, K, int(systematic)])
@@ -73,40 +378,45 @@ def real_generator(N: int, K: int, *, systematic: bool) -> np.ndarray:
     return Q
 
 
+@dataclass(frozen=True, slots=True)
+class BlockGenerator:
+    """A real generator whose workers hold `ell` consecutive rows each."""
+
+    G: np.ndarray
+    ell: int
+    construction: str
+
+
+def block_generator(n: int, k: int, *, systematic: bool) -> BlockGenerator:
+    """Return the default real generator of ``MDSCode(n, k)`` (module docstring)."""
+    if systematic:
+        return BlockGenerator(real_generator(n, k, systematic=True), 1, "systematic")
+    if k == n:
+        return BlockGenerator(np.eye(n), 1, "identity")
+    if k == 1:
+        return BlockGenerator(np.ones((n, 1)), 1, "repetition")
+    if n - k == 1:
+        return BlockGenerator(_ones_complement(n), 1, "ones-complement")
+    candidates = []
+    frame = _frames().get((n, k))
+    if frame is not None:
+        candidates.append((frame[0], "complex-frame", 2))
+    scalar = [_table().get((n, k, flag)) for flag in (False, True)]
+    scalar = [e for e in scalar if e is not None]
+    if scalar:
+        candidates.append((min(e[0] for e in scalar), "scalar-table", 1))
+    if not candidates and n - k <= 3:
+        return BlockGenerator(rotation_generator(n, k), 2, "rotation")
+    if not candidates:
+        return BlockGenerator(_seeded_frame(n, k), 2, "seeded-complex")
+    _, name, _ = min(candidates)
+    if name == "complex-frame":
+        return BlockGenerator(frame_generator(frame[1]), 2, name)
+    return BlockGenerator(real_generator(n, k, systematic=False), 1, name)
+
+
 def gf_generator(N: int, K: int, p: int, *, systematic: bool) -> np.ndarray:
     """Exact MDS generator ``(N, K)`` over GF(p) (``N <= p - 1``)."""
     if systematic:
         return fields.cauchy_systematic(N, K, p)
     return fields.vandermonde(np.arange(1, N + 1), K, p)
-
-
-def subset_condition_numbers(G: np.ndarray, subsets: np.ndarray) -> np.ndarray:
-    """Return ``cond_2(G[S])`` for each row S of `subsets` (inf if singular)."""
-    out = np.empty(len(subsets))
-    for start in range(0, len(subsets), 4096):
-        chunk = subsets[start : start + 4096]
-        s = np.linalg.svd(G[chunk], compute_uv=False)
-        with np.errstate(divide="ignore"):
-            out[start : start + len(chunk)] = s[:, 0] / s[:, -1]
-    return out
-
-
-def worst_condition_number(
-    G: np.ndarray, *, samples: int = 20_000, rng: RngLike = 0
-) -> float:
-    r"""Worst condition number of ``G[S]`` over the K-row subsets S of ``G``.
-
-    Exact over all ``C(N, K)`` subsets when ``N <= EXACT_LIMIT`` or when there are
-    at most `samples` subsets; otherwise the maximum over `samples` uniform random
-    subsets (a lower bound on the true worst case).
-    """
-    samples = check_int(samples, "samples", min_value=1)
-    N, K = G.shape
-    if N <= EXACT_LIMIT or math.comb(N, K) <= samples:
-        subsets = np.array(list(itertools.combinations(range(N), K)), dtype=np.int64)
-    else:
-        generator = as_generator(rng)
-        subsets = np.sort(
-            np.argsort(generator.random((samples, N)), axis=1)[:, :K], axis=1
-        )
-    return float(subset_condition_numbers(G, subsets).max())

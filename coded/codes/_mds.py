@@ -17,7 +17,12 @@ import numpy as np
 from coded.codes import _fields as fields
 from coded.codes import _generators as generators
 from coded.codes._base import EncodedOperands
-from coded.codes._units import UnitCode, UnitContext
+from coded.codes._units import (
+    MAX_CONDITION,
+    UnitCode,
+    UnitContext,
+    check_max_condition,
+)
 from theory._rng import RngLike
 from theory._validation import check_int, check_k_of_n
 
@@ -91,6 +96,10 @@ class BlockCode(UnitCode):
     def _assemble(self, sources: np.ndarray, context: UnitContext) -> np.ndarray:
         return sources.reshape(-1, context.width)[: context.m]
 
+    def _blocks_name(self) -> str:
+        """Name the number of source blocks K for error messages."""
+        return f"{self._threshold_name}={self._G.shape[1]}"
+
     def encode(self, X: Any) -> list[Any]:
         """Split X into K row blocks and return the n coded shares.
 
@@ -98,13 +107,15 @@ class BlockCode(UnitCode):
         ----------
         X : array_like, shape (m, d)
             Real matrix, or over GF(p) a FieldArray or an integer matrix; ``m`` must
-            be divisible by the number of blocks ``K`` (use ``encode_operands``,
+            be divisible by the number of source blocks ``K`` (``ell k`` for an MDS
+            code whose workers hold ``ell`` sub-blocks; use ``encode_operands``,
             which pads, otherwise).
 
         Returns
         -------
         list of array, length n
-            Share ``i``, shape ``(m / K, d)``: float64, a FieldArray, or int64
+            Share ``i``, shape ``(load_i m / K, d)`` (``load_i`` = blocks of worker
+            i): float64, a FieldArray, or int64
             residues in ``[0, p)`` for integer X (``share @ Y`` in int64 is fine
             while ``d (p - 1) max|Y|`` fits; otherwise use :attr:`multiply`).
             Arrays are read-only; an uncoded share of a float64 X is a view of it.
@@ -113,8 +124,8 @@ class BlockCode(UnitCode):
         m, K = array.shape[0], self._G.shape[1]
         if m % K:
             raise ValueError(
-                f"`X` must have a number of rows divisible by "
-                f"{self._threshold_name}={K}, got X.shape={array.shape}."
+                f"`X` must have a number of rows divisible by {self._blocks_name()}, "
+                f"got X.shape={array.shape}."
             )
         units = self._encode_workers(array, m // K)
         return [fields.as_output(unit, output, self._p) for unit in units]
@@ -146,13 +157,16 @@ class BlockCode(UnitCode):
 class MDSCode(BlockCode):
     r"""(n, k) MDS code: any k of the n coded shares decode, over the reals or GF(p).
 
-    A (shape ``(m, d)``) is split into k row blocks ``A_0..A_{k-1}``; worker i gets
-    the coded block ``sum_j G[i, j] A_j`` and returns it times B.
+    A (shape ``(m, d)``) is split into ``K = ell k`` row blocks ``A_0..A_{K-1}``;
+    worker i gets the ``ell`` coded blocks ``sum_j G[ell i + r, j] A_j``,
+    ``r < ell``, stacked, and returns them times B. ``ell`` (:attr:`subblocks`) is
+    1 except for the complex-frame and rotation constructions over the reals
+    (``ell = 2``: the real embedding of a complex code).
 
     Parameters
     ----------
     n : int
-        Number of workers (coded blocks).
+        Number of workers.
     k : int
         Recovery threshold, ``1 <= k <= n``.
     field : None, int or galois field class, optional
@@ -163,44 +177,42 @@ class MDSCode(BlockCode):
         ``True``: a systematic generator ``[I_k; P]`` (the first k workers hold the
         plain blocks, so no decoding work when they answer). ``False``: the
         stability-optimised generator (over the reals the one with the smallest
-        worst-case condition number found; it may happen to be systematic).
-        Default: ``False`` over the reals, ``True`` over GF(p) (where conditioning
-        does not matter).
+        certified worst-case condition number we have). Default: ``False`` over
+        the reals, ``True`` over GF(p) (where conditioning does not matter).
+    max_condition : float, optional
+        The decoder's guard over the reals (default 1e6, ``inf`` turns it off): a
+        survivor set whose system has a larger condition number waits for extra
+        results and decodes by least squares over all of them; if none arrives,
+        it decodes and warns (`IllConditionedWarning`, carrying the value).
 
     Raises
     ------
     ValueError
-        ``k > n``, p not prime or too large, ``n > p - 1``.
+        ``k > n``, p not prime or too large, ``n > p - 1``, ``max_condition <= 1``.
 
     Notes
     -----
     Decoding from the workers S solves
 
-    .. math:: G_S \, Y = R_S, \qquad G_S = G[S] \in \mathbb{R}^{k \times k},
+    .. math:: G_S \, Y = R_S, \qquad G_S \in \mathbb{R}^{\ell k \times \ell k},
 
     by LU; rows of ``G_S`` that are unit vectors are copied, and only the
     remaining blocks are solved. Over the reals the error of the decoded product is
     amplified by up to ``cond(G_S)``, so the figure of merit is the worst case
-    over all ``C(n, k)`` survivor sets ([1]_), available as
-    :meth:`worst_condition_number`. A decode warns (`IllConditionedWarning`) when
-    ``cond(G_S) * eps > 1e-6``.
+    over all ``C(n, k)`` survivor sets, certified by
+    :meth:`worst_condition_number` (exact up to 2e6 survivor sets, otherwise a
+    flagged lower bound). Constructions, certified figures and proofs are in
+    ``docs/theory/conditioning.md``; in short, with ``s = n - k``:
 
-    *Real generators.* For every ``n <= 16`` and for ``(n, k) = (20, 15)`` both
-    variants come from a table shipped in ``coded/codes/data/real_mds.json``,
-    found offline by a seeded local search (``scripts/search_generators.py``: one
-    row perturbed at a time, kept when a soft maximum of ``cond(G[S])`` over all
-    ``C(n, k)`` survivor sets S does not grow). Elsewhere the non-systematic
-    generator is the orthonormal factor of a seeded Gaussian matrix and the
-    systematic one ``[I_k; P]`` with a seeded Gaussian P: both MDS with
-    probability one, but with sampled worst cases of 10^4 - 10^7 for n = 24 - 64
-    (check :meth:`worst_condition_number` before relying on them).
+    - ``s = 1``: the orthonormal complement of the all-ones vector, worst case
+      ``sqrt(n)`` (optimal among orthonormal generators);
+    - ``s >= 2``: a *complex frame* code (``ell = 2``), the real embedding of a
+      complex code whose dual frame (an ``n x s`` complex matrix H) was optimised
+      offline (``scripts/search_frames.py``) so that every ``s x s`` submatrix is
+      well conditioned: 16.3 at (30, 28), 37 at (20, 16) and 77 at (50, 47), where
+      the rotation-matrix embedding of [1]_ gives 52, 463 and 1340;
+    - where no stored construction exists, the rotation-matrix embedding itself.
 
-    *Why the stability-optimised default over the reals.* Its worst-case
-    condition number is several times smaller than the best systematic one found
-    (n = 15, k = 13: 23.7 against 52.5; a random systematic Gaussian code gives
-    10^3 - 10^4 there), so every decode keeps its accuracy whichever workers
-    straggle, while its extra decoding work, one k x k solve applied to the k
-    results, is small next to one worker's product when d is much larger than k.
     Pick ``systematic=True`` when the first k workers usually answer first and a
     zero-cost decode matters more than the worst case.
 
@@ -211,9 +223,9 @@ class MDSCode(BlockCode):
 
     References
     ----------
-    .. [1] A. B. Das, A. Ramamoorthy, N. Vaswani, "Efficient and Robust Distributed
-       Matrix Computations via Convolutional Coding", IEEE Trans. Inf. Theory
-       67(9), 2021.
+    .. [1] A. Ramamoorthy, L. Tang, "Numerically Stable Coded Matrix Computations
+       via Circulant and Rotation Matrix Embeddings", IEEE Trans. Inf. Theory
+       68(4), 2022.
     .. [2] K. Lee, M. Lam, R. Pedarsani, D. Papailiopoulos, K. Ramchandran,
        "Speeding Up Distributed Machine Learning Using Codes", IEEE Trans. Inf.
        Theory 64(3), 2018.
@@ -222,6 +234,8 @@ class MDSCode(BlockCode):
     --------
     >>> import numpy as np
     >>> code = MDSCode(5, 3)
+    >>> code.subblocks, code.generator.shape
+    (2, (10, 6))
     >>> X, Y = np.arange(12.0).reshape(6, 2), np.ones((2, 1))
     >>> shares = code.encode(X)
     >>> C = code.decode({i: shares[i] @ Y for i in (0, 3, 4)})
@@ -234,49 +248,90 @@ class MDSCode(BlockCode):
     """
 
     def __init__(
-        self, n: int, k: int, field: Any = None, *, systematic: bool | None = None
+        self,
+        n: int,
+        k: int,
+        field: Any = None,
+        *,
+        systematic: bool | None = None,
+        max_condition: float = MAX_CONDITION,
     ):
         k, n = check_k_of_n(k, n)
+        self._max_condition = check_max_condition(max_condition)
         p = fields.resolve_prime(field)
         fields.check_points(n, p)
         self.k = k
         self.systematic = _check_systematic(systematic, default=p is not None)
         if p is None:
-            G = generators.real_generator(n, k, systematic=self.systematic)
+            block = generators.block_generator(n, k, systematic=self.systematic)
+            G, self.subblocks = block.G, block.ell
+            self.construction = block.construction
         else:
             G = generators.gf_generator(n, k, p, systematic=self.systematic)
-        self._setup(n, G, p, [1] * n)
+            self.subblocks = 1
+            self.construction = "cauchy" if self.systematic else "vandermonde"
+        self._units_per_result = self.subblocks
+        self._setup(n, G, p, [self.subblocks] * n)
 
     @property
     def recovery_threshold(self) -> int:
         """``k``: any k whole results decode."""
         return self.k
 
-    def worst_condition_number(
-        self, *, samples: int = 20_000, rng: RngLike = 0
-    ) -> float:
-        """Worst condition number of ``G[S]`` over the k-subsets S of the workers.
+    def _blocks_name(self) -> str:
+        if self.subblocks == 1:
+            return super()._blocks_name()
+        return f"{self.subblocks}k={self._G.shape[1]} (k={self.k} workers' blocks)"
 
-        Exact over all ``C(n, k)`` subsets for ``n <= 16`` (or when there are at most
-        `samples` of them); otherwise the maximum over `samples` random subsets.
+    def worst_condition_number(
+        self,
+        *,
+        exact_limit: int = generators.EXACT_LIMIT,
+        samples: int = 20_000,
+        starts: int = 8,
+        rng: RngLike = 0,
+    ) -> generators.WorstCondition:
+        """Worst ``cond(G_S)`` over the survivor sets S of k workers, certified.
+
+        Exact over all ``C(n, k)`` survivor sets when there are at most
+        `exact_limit` of them; otherwise a lower bound found by adversarial search
+        (the `starts` worst of `samples` random sets, each improved by swap-one
+        local search), flagged ``exact=False`` in the result.
 
         Parameters
         ----------
-        samples : int
-            Number of sampled subsets when not exact.
+        exact_limit : int
+            Largest number of survivor sets enumerated (default 2e6).
+        samples, starts : int
+            Adversarial search when not exact.
         rng : Generator, int or None
             Seed of the sampling.
 
         Returns
         -------
-        float
+        WorstCondition
+            ``value``, ``exact``, a worst survivor set ``survivors`` and the count
+            ``evaluated``; ``float(result)`` is the value.
+
+        Examples
+        --------
+        >>> w = MDSCode(30, 28).worst_condition_number()
+        >>> w.exact, w.value < 26
+        (True, True)
         """
         if self._p is not None:
             raise ValueError(
                 "`worst_condition_number` is defined for real codes (field=None), "
                 f"got a code over GF({self._p})."
             )
-        return generators.worst_condition_number(self._G, samples=samples, rng=rng)
+        return generators.worst_condition_number(
+            self._G,
+            ell=self.subblocks,
+            exact_limit=exact_limit,
+            samples=samples,
+            starts=starts,
+            rng=rng,
+        )
 
     def __repr__(self) -> str:
         field = "None" if self._p is None else str(self._p)

@@ -29,19 +29,69 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
+import warnings
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 
 from coded.codes import _fields as fields
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
-from coded.errors import DecodingError
+from coded.errors import DecodingError, IllConditionedWarning, NonFiniteResultError
 from theory._validation import check_int
 
-__all__ = ["UnitCode", "UnitContext", "UnitDecoder", "split_blocks"]
+__all__ = [
+    "MAX_CONDITION",
+    "UnitCode",
+    "UnitContext",
+    "UnitDecoder",
+    "check_max_condition",
+    "split_blocks",
+]
+
+MAX_CONDITION = 1e6
+"""Default guard: a real decode whose system has a larger condition number waits for
+more results (least squares over them) and warns if it must decode anyway; relative
+errors then stay below about ``MAX_CONDITION * eps = 2.2e-10`` (times a small
+factor)."""
+
+
+def check_max_condition(value: object) -> float:
+    """Validate a conditioning threshold: a real number > 1 (``inf`` disables)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating):
+        raise TypeError(
+            f"`max_condition` must be a real number, got {type(value).__name__}."
+        )
+    value = float(value)
+    if not value > 1:  # also rejects NaN
+        raise ValueError(
+            "`max_condition` must be > 1 (a condition number is >= 1), "
+            f"got max_condition={value}."
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class _System:
+    """Received units of one arrival pattern: source copies and the others."""
+
+    known: np.ndarray
+    positions: np.ndarray
+    missing: np.ndarray
+    others: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How a decode solves: other units used per pattern, worst cond, units used."""
+
+    rows: tuple[int, ...]
+    condition: float
+    units: int
 
 
 def split_blocks(X: np.ndarray, K: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -119,6 +169,13 @@ class UnitCode(Code):
 
     _threshold_name = "k"
     _unit_name = "results"
+    _max_condition = MAX_CONDITION
+    _units_per_result = 1  # units every worker holds, when progress counts results
+
+    @property
+    def max_condition(self) -> float:
+        """The decoder's conditioning guard (real codes; ``inf``: off)."""
+        return self._max_condition
 
     def _setup(self, n: int, G: np.ndarray, p: int | None, loads: Iterable[int]):
         self.n = n
@@ -330,30 +387,22 @@ class UnitCode(Code):
         return covered.sum(axis=0) + received[~unit].sum(axis=0)
 
     def _shortfall(self, got: int) -> str:
-        K = self._G.shape[1]
+        K = self._G.shape[1] // self._units_per_result
         return f"need {self._threshold_name}={K} {self._unit_name}, got {got}."
 
-    def _solve_units(self, values: np.ndarray, received: np.ndarray) -> np.ndarray:
-        """Solve the sources ``(K, rows, width)`` from units ``(N, rows, width)``."""
-        K = self._G.shape[1]
-        _, rows, width = values.shape
+    def _patterns(self, received: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(rows t, units received at those rows)`` per distinct arrival pattern."""
         if np.all(received == received[:, :1]):  # whole results: one pattern
-            units = np.flatnonzero(received[:, 0])
-            rhs = _take(values, units).reshape(units.size, -1)
-            solved = self._solve_pattern(units, rhs)
-            return solved.reshape(K, rows, width)
-        sources = np.zeros((K, rows, width), dtype=values.dtype)
+            return [(np.arange(received.shape[1]), np.flatnonzero(received[:, 0]))]
         patterns, inverse = np.unique(received.T, axis=0, return_inverse=True)
-        for index, pattern in enumerate(patterns):
-            ts = np.flatnonzero(inverse.ravel() == index)
-            units = np.flatnonzero(pattern)
-            rhs = values[units][:, ts, :].reshape(units.size, -1)
-            sources[:, ts, :] = self._solve_pattern(units, rhs).reshape(K, ts.size, -1)
-        return sources
+        return [
+            (np.flatnonzero(inverse.ravel() == index), np.flatnonzero(pattern))
+            for index, pattern in enumerate(patterns)
+        ]
 
-    def _solve_pattern(self, units: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-        """Solve for the K sources from the received `units` (rows of `rhs`)."""
-        K, p = self._G.shape[1], self._p
+    def _system(self, units: np.ndarray) -> _System:
+        """Which received `units` decode: copies of sources, then the solved rest."""
+        K = self._G.shape[1]
         source = self._unit_source[units]
         first: dict[int, int] = {}
         for position, j in enumerate(source.tolist()):
@@ -362,19 +411,92 @@ class UnitCode(Code):
         known = np.array(sorted(first), dtype=np.int64)
         positions = np.array([first[j] for j in known.tolist()], dtype=np.int64)
         missing = np.setdiff1d(np.arange(K), known)
+        others = np.flatnonzero(source < 0)
+        return _System(known, positions, missing, others)
+
+    def _condition(self, units: np.ndarray, system: _System, rows: int) -> float:
+        """2-norm condition number of the system solved with `rows` other units."""
+        if system.missing.size == 0:
+            return 1.0
+        M = self._G[units[system.others[:rows]]][:, system.missing]
+        if rows == system.missing.size:
+            return fields.condition_number(M)
+        s = np.linalg.svd(M, compute_uv=False)
+        return math.inf if s[-1] == 0 else float(s[0] / s[-1])
+
+    def _plan(self, received: np.ndarray) -> _Plan:
+        """Plan the solves: square, or least squares over every received unit.
+
+        Least squares where the square system's condition number exceeds
+        :attr:`max_condition` and it lowers it.
+        """
+        rows, conditions, units_used = [], [], 0
+        for _, units in self._patterns(received):
+            system = self._system(units)
+            used = system.missing.size
+            condition = math.nan
+            if self._p is None:
+                condition = self._condition(units, system, used)
+                extra = system.others.size
+                if condition > self._max_condition and extra > used:
+                    least_squares = self._condition(units, system, extra)
+                    if least_squares < condition:
+                        condition, used = least_squares, extra
+            rows.append(used)
+            conditions.append(condition)
+            units_used = max(units_used, system.known.size + used)
+        return _Plan(tuple(rows), max(conditions), units_used)
+
+    def _solve_units(
+        self, values: np.ndarray, received: np.ndarray, plan: _Plan
+    ) -> np.ndarray:
+        """Solve the sources ``(K, rows, width)`` from units ``(N, rows, width)``."""
+        K = self._G.shape[1]
+        _, rows, width = values.shape
+        patterns = self._patterns(received)
+        if len(patterns) == 1:
+            units = patterns[0][1]
+            rhs = _take(values, units).reshape(units.size, -1)
+            solved = self._solve_pattern(units, rhs, plan.rows[0])
+            return solved.reshape(K, rows, width)
+        sources = np.zeros((K, rows, width), dtype=values.dtype)
+        for (ts, units), used in zip(patterns, plan.rows, strict=True):
+            rhs = values[units][:, ts, :].reshape(units.size, -1)
+            sources[:, ts, :] = self._solve_pattern(units, rhs, used).reshape(
+                K, ts.size, -1
+            )
+        return sources
+
+    def _solve_pattern(
+        self, units: np.ndarray, rhs: np.ndarray, used: int
+    ) -> np.ndarray:
+        """Solve for the K sources from the received `units` (rows of `rhs`).
+
+        Copies of sources are taken as they are; the missing sources come from the
+        first `used` other units: a square solve, or least squares when `used`
+        exceeds the number of missing sources (the conditioning guard).
+        """
+        K, p = self._G.shape[1], self._p
+        system = self._system(units)
+        known, missing = system.known, system.missing
         if missing.size == 0:  # known == 0..K-1: the sources arrived as they are
-            return _take(rhs, positions)
+            return _take(rhs, system.positions)
         out = np.zeros((K, rhs.shape[1]), dtype=rhs.dtype)
-        out[known] = _take(rhs, positions)
-        if missing.size:
-            chosen = np.flatnonzero(source < 0)[: missing.size]
-            G = self._G[units[chosen]]
-            right = rhs[chosen]
-            if known.size:
-                right = right - fields.matmul(G[:, known], out[known], p)
-                if p is not None:
-                    right = np.mod(right, p)
+        out[known] = _take(rhs, system.positions)
+        chosen = system.others[:used]
+        G = self._G[units[chosen]]
+        right = rhs[chosen]
+        if known.size:
+            right = right - fields.matmul(G[:, known], out[known], p)
+            if p is not None:
+                right = np.mod(right, p)
+        if p is not None:
             out[missing] = fields.solve(G[:, missing], right, p)
+        elif used == missing.size:
+            lu = scipy.linalg.lu_factor(G[:, missing], check_finite=False)
+            out[missing] = scipy.linalg.lu_solve(lu, right, check_finite=False)
+        else:
+            out[missing] = np.linalg.lstsq(G[:, missing], right, rcond=None)[0]
         return out
 
     @abstractmethod
@@ -444,8 +566,11 @@ class UnitDecoder(Decoder):
     """Incremental decoder of a :class:`UnitCode` (pure; no I/O).
 
     Pieces may cover any row range of a worker's product; a row of the product is
-    decoded once enough units have delivered that row. Pieces added after the
-    decoder became decodable are ignored.
+    decoded once enough units have delivered that row. Over the reals a decodable
+    set whose system has a condition number above the code's ``max_condition``
+    :attr:`needs_more` pieces: those added are used by least squares over every
+    received unit (the guard, ``docs/theory/conditioning.md``); pieces added once
+    the set is decodable and well conditioned are ignored.
 
     Parameters
     ----------
@@ -463,6 +588,7 @@ class UnitDecoder(Decoder):
         self._values = np.zeros((N * context.rows, context.width), dtype=dtype)
         self._received = np.zeros((N, context.rows), dtype=bool)
         self._usable = np.zeros(context.rows, dtype=np.int64)
+        self._cached_plan: _Plan | None = None
 
     def add(self, piece: Piece) -> None:
         """Record one piece (validated: worker, row range, shape, dtype, field).
@@ -471,6 +597,11 @@ class UnitDecoder(Decoder):
         ----------
         piece : Piece
             ``(left_worker @ right_worker)[start:stop]``.
+
+        Raises
+        ------
+        NonFiniteResultError
+            If a real piece holds NaN or inf (naming the worker).
         """
         if not isinstance(piece, Piece):
             raise TypeError(f"`piece` must be a Piece, got {type(piece).__name__}.")
@@ -479,8 +610,8 @@ class UnitDecoder(Decoder):
         total = int(code._offsets[worker + 1] - code._offsets[worker]) * rows
         start = check_int(piece.start, "piece.start", min_value=0)
         stop = check_int(piece.stop, "piece.stop", min_value=start, max_value=total)
-        value = self._check_value(piece.value, stop - start)
-        if self.is_decodable or stop == start:
+        value = self._check_value(piece.value, stop - start, worker)
+        if (self.is_decodable and not self.needs_more) or stop == start:
             return
         base = int(code._offsets[worker]) * rows
         received = self._received.reshape(-1)[base + start : base + stop]
@@ -492,8 +623,9 @@ class UnitDecoder(Decoder):
         self._values[base + start : base + stop] = value
         received[:] = True
         self._usable = code._usable(self._received)
+        self._cached_plan = None
 
-    def _check_value(self, value: Any, count: int) -> np.ndarray:
+    def _check_value(self, value: Any, count: int, worker: int) -> np.ndarray:
         p, width = self._code._p, self._context.width
         if fields.is_field_array(value):
             value = value.view(np.ndarray)
@@ -507,9 +639,8 @@ class UnitDecoder(Decoder):
         if p is None:
             array = np.asarray(array, dtype=np.float64)
             if not np.all(np.isfinite(array)):
-                raise ValueError(
-                    "`piece.value` must be finite (no NaN or inf). From finite "
-                    "operands, the worker's product overflowed float64."
+from coded.errors import DecodingError, IllConditionedWarning, NonFiniteResultError
+from theory._validation import check_int
                 )
         else:
             if array.dtype.kind == "f":
@@ -535,12 +666,46 @@ class UnitDecoder(Decoder):
 
     @property
     def progress(self) -> tuple[int, int]:
-        """``(received, needed)`` units, counted at the least-covered row."""
-        K = self._code._G.shape[1]
-        return min(int(self._usable.min()), K), K
+        """``(received, needed)`` results, counted at the least-covered row.
+
+        Units (rows) for codes with unequal loads.
+        """
+        K, per = self._code._G.shape[1], self._code._units_per_result
+        return min(int(self._usable.min()), K) // per, K // per
+
+    def _plan(self) -> _Plan:
+        if self._cached_plan is None:
+            self._cached_plan = self._code._plan(self._received)
+        return self._cached_plan
+
+    @property
+    def condition_number(self) -> float:
+        """Condition number of the system a decode would solve now.
+
+        The worst over the arrival patterns (NaN over GF(p) or before decodable).
+        """
+        return self._plan().condition if self.is_decodable else math.nan
+
+    @property
+    def units_used(self) -> int:
+        """Coded units (rows of G) a decode would use now (0 before decodable)."""
+        return self._plan().units if self.is_decodable else 0
+
+    @property
+    def needs_more(self) -> bool:
+        """Decodable, but above ``max_condition`` while units are still missing."""
+        return (
+            self.is_decodable
+            and self._plan().condition > self._code.max_condition
+            and not bool(self._received.all())
+        )
 
     def decode(self) -> Any:
         """Return the product; raise `DecodingError` if not yet decodable.
+
+        Warns (:class:`~coded.errors.IllConditionedWarning`, carrying the
+        condition number) when the system solved exceeds the code's
+        ``max_condition`` even with every extra unit received.
 
         Returns
         -------
@@ -552,8 +717,20 @@ class UnitDecoder(Decoder):
         if not self.is_decodable:
             raise DecodingError(self._code._shortfall(self.progress[0]))
         context, code = self._context, self._code
+        plan = self._plan()
+        if plan.condition > code.max_condition:
+            warnings.warn(
+                IllConditionedWarning(
+                    f"decoding solves a system with condition number "
+                    f"{plan.condition:.3g} > max_condition={code.max_condition:g} "
+                    f"from {plan.units} coded units; the decoded product may lose "
+                    "that factor in relative accuracy.",
+                    condition_number=plan.condition,
+                ),
+                stacklevel=2,
+            )
         values = self._values.reshape(-1, context.rows, context.width)
-        sources = code._solve_units(values, self._received)
+        sources = code._solve_units(values, self._received, plan)
         product = code._assemble(sources, context)
         if np.may_share_memory(product, self._values):  # never hand out the buffer
             product = product.copy()

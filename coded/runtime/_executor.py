@@ -83,6 +83,8 @@ class Execution:
     cancelled_tasks: int
     backup_tasks: int
     overlap_seconds: float
+    condition_number: float = float("nan")
+    units_used: int = 0
 
 
 def new_call_id() -> str:
@@ -375,23 +377,33 @@ class _Run:
         deadline = self.submitted_at + timeout
         poll = _IDLE_POLL_SECONDS if policy is None else _BACKUP_POLL_SECONDS
         last_check = time.perf_counter()
-        while not self.decoder.is_decodable:
+        while self._waiting():
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
+                if self.decoder.is_decodable:  # the guard's wait ends: decode, warn
+                    return
                 raise self._not_enough(f"timeout after {timeout} s")
             with ac.thread_condition:
                 if not ac.has_ready():
                     ac.thread_condition.wait(timeout=min(poll, remaining))
             for future, result in ac.next_batch(block=False):
                 self._receive(future, result)
-            if self.decoder.is_decodable:
+            if not self._waiting():
                 break
             if time.perf_counter() - last_check > _LIVENESS_SECONDS:
                 self._mark_dead_hosts()
                 last_check = time.perf_counter()
+            if self.decoder.is_decodable:  # guard: stop once no result can come
+                if not any(t.is_outstanding for t in self.tasks.values()):
+                    return
+                continue
             self._check_possible()
             if policy is not None:
                 self._launch_backups(policy)
+
+    def _waiting(self) -> bool:
+        """Not decodable yet, or decodable above the code's conditioning guard."""
+        return not self.decoder.is_decodable or self.decoder.needs_more
 
     # ---- release ---------------------------------------------------------
     def release(self) -> int:
@@ -525,4 +537,6 @@ def execute(
         cancelled_tasks=cancelled,
         backup_tasks=run.backups,
         overlap_seconds=max((o.blocked_seconds for o in run.outputs), default=0.0),
+        condition_number=run.decoder.condition_number,
+        units_used=run.decoder.units_used,
     )
