@@ -41,8 +41,9 @@ def multiply_transposed(left: Any, right: Any, p: int | None = None) -> np.ndarr
 
     Parameters
     ----------
-    left : numpy.ndarray, shape (rows, d)
-        The worker's coded unit of A.
+    left : numpy.ndarray, shape (u rows, d)
+        The worker's u coded units of A, stacked (u = 1 but for MDS codes whose
+        workers hold sub-blocks).
     right : numpy.ndarray, shape (rows, K c)
         The blocks of y side by side.
     p : int, optional
@@ -50,9 +51,16 @@ def multiply_transposed(left: Any, right: Any, p: int | None = None) -> np.ndarr
 
     Returns
     -------
-    numpy.ndarray, shape (d, K c)
+    numpy.ndarray, shape (u d, K c)
+        The products of the units, stacked.
     """
-    return np.matmul(left.T, right) if p is None else fields.matmul(left.T, right, p)
+    rows = right.shape[0]
+    units = [left[u : u + rows].T for u in range(0, left.shape[0], rows)]
+    products = [
+        np.matmul(unit, right) if p is None else fields.matmul(unit, right, p)
+        for unit in units
+    ]
+    return products[0] if len(products) == 1 else np.concatenate(products)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -231,7 +239,10 @@ class TransposedDecoder(Decoder):
         """Record one whole worker result ``W_i`` (row ranges are not supported)."""
         if not isinstance(piece, Piece):
             raise TypeError(f"`piece` must be a Piece, got {type(piece).__name__}.")
-        rows = self._context.forward.rows
+        inner = self._code.inner
+        worker = inner._check_worker(piece.worker)
+        units = int(inner._offsets[worker + 1] - inner._offsets[worker])
+        rows = self._context.forward.rows * units
         if (piece.start, piece.stop) != (0, rows):
             raise ValueError(
                 f"A.T @ y needs whole worker results (rows 0..{rows}), got the row "
@@ -242,13 +253,13 @@ class TransposedDecoder(Decoder):
             if fields.is_field_array(piece.value)
             else piece.value
         )
-        flat = value.reshape(1, -1)
-        if flat.shape[1] != self._width:
+        if value.size != units * self._width:
             raise ValueError(
-                f"`piece.value` must have {self._width} entries "
-                f"(d x K c), got shape {value.shape}."
+                f"`piece.value` must have {units * self._width} entries "
+                f"({units} x d x K c), got shape {value.shape}."
             )
-        self._inner.add(dataclasses.replace(piece, start=0, stop=1, value=flat))
+        flat = value.reshape(units, -1)
+        self._inner.add(dataclasses.replace(piece, start=0, stop=units, value=flat))
 
     @property
     def is_decodable(self) -> bool:

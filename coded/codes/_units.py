@@ -639,8 +639,12 @@ class UnitDecoder(Decoder):
         if p is None:
             array = np.asarray(array, dtype=np.float64)
             if not np.all(np.isfinite(array)):
-from coded.errors import DecodingError, IllConditionedWarning, NonFiniteResultError
-from theory._validation import check_int
+                bad = int(np.count_nonzero(~np.isfinite(array)))
+                raise NonFiniteResultError(
+                    f"worker {worker} returned a result with {bad} non-finite "
+                    "entries (NaN or inf; from finite operands, its product "
+                    "overflowed float64); refusing to decode a wrong product.",
+                    worker=worker,
                 )
         else:
             if array.dtype.kind == "f":

@@ -427,7 +427,7 @@ VALIDATION = [
     (
         lambda: MDSCode(3, 2).decode({0: np.ones(1), 1: np.array([np.inf])}),
         ValueError,
-        "worker 1 returned a result with 1 non-finite entries (NaN or inf)",
+        "worker 1 returned a result with 1 non-finite entries (NaN or inf;",
     ),
     (
         lambda: MDSCode(3, 2, 7).decode({0: np.ones(1), 1: np.ones(1) / 2}),
