@@ -101,8 +101,9 @@ class _Conditioning:
     When ``G`` has orthonormal columns and at least as many survivor rows as erased
     ones, ``cond(G_S)`` follows from the small matrix ``H_E`` (rows E of an
     orthonormal basis H of the orthogonal complement of range(G)): the singular
-    values of ``G_S`` are those of ``H_E`` and ones, so ``cond(G_S) =
-    max(1, sigma_max(H_E)) / sigma_min(H_E)`` (``docs/theory/conditioning.md``).
+    values of ``G_S`` are those of ``H_E`` (all at most 1) and, with more survivor
+    rows than erased ones, ones; so ``cond(G_S) = 1 / sigma_min(H_E)``, or
+    ``cond(H_E)`` when both counts are equal (``docs/theory/conditioning.md``).
     Otherwise ``G_S`` itself is decomposed.
     """
 
@@ -113,6 +114,7 @@ class _Conditioning:
         self.n, self.k = N // ell, K // ell
         orthonormal = np.allclose(G.T @ G, np.eye(K), rtol=0, atol=1e-12)
         self.H = None
+        self.ones = 2 * K > N  # G_S has singular values 1 besides those of H_E
         if orthonormal and 2 * K >= N and K < N:
             Q, _ = np.linalg.qr(G, mode="complete")
             self.H = np.ascontiguousarray(Q[:, K:])
@@ -131,16 +133,19 @@ class _Conditioning:
             keep[np.arange(len(erased))[:, None], erased] = False
             survivors = np.nonzero(keep)[1].reshape(len(erased), self.k)
             matrix, rows = self.G, self._rows(survivors)
-        return _batched_cond(matrix, rows, dual=self.H is not None)
+        return _batched_cond(matrix, rows, unit_top=self.H is not None and self.ones)
 
 
-def _batched_cond(matrix: np.ndarray, rows: np.ndarray, *, dual: bool) -> np.ndarray:
+def _batched_cond(
+    matrix: np.ndarray, rows: np.ndarray, *, unit_top: bool
+) -> np.ndarray:
+    """``cond`` of ``matrix[rows[b]]`` per batch b (largest value 1: `unit_top`)."""
     size = rows.shape[1] * matrix.shape[1]
     chunk = max(1, _CHUNK_ENTRIES // max(size, 1))
     out = np.empty(len(rows))
     for start in range(0, len(rows), chunk):
         s = np.linalg.svd(matrix[rows[start : start + chunk]], compute_uv=False)
-        top = np.maximum(s[:, 0], 1.0) if dual else s[:, 0]
+        top = 1.0 if unit_top else s[:, 0]
         with np.errstate(divide="ignore"):
             out[start : start + len(s)] = top / s[:, -1]
     return out
@@ -167,7 +172,7 @@ def survivor_condition_numbers(
     """
     survivors = np.asarray(survivors, dtype=np.int64)
     rows = (survivors[:, :, None] * ell + np.arange(ell)).reshape(len(survivors), -1)
-    return _batched_cond(np.asarray(G, dtype=np.float64), rows, dual=False)
+    return _batched_cond(np.asarray(G, dtype=np.float64), rows, unit_top=False)
 
 
 def _combination_chunks(n: int, s: int, chunk: int = 65_536) -> Iterator[np.ndarray]:
