@@ -41,6 +41,7 @@ from mapreduce._placement import (
 )
 from mapreduce._plan import Packet, Segment, ShufflePlan, plan_shuffle, verify_plan
 from mapreduce._records import MapReduceRecord, MapReduceResult
+from mapreduce._straggling import plan_straggling
 
 __all__ = [
     "DELIVERIES",
@@ -64,6 +65,7 @@ __all__ = [
     "place_k3",
     "place_li",
     "plan_shuffle",
+    "plan_straggling",
     "plan_traffic",
     "predict_shuffle_seconds",
     "range_partition",

@@ -86,6 +86,9 @@ class ShufflePlan:
     reducers : tuple of int, optional
         Nodes whose reduce function is served (default: all ``K``); the others'
         values are not shuffled (a lost node's partition is reduced elsewhere).
+    demands : frozenset of (int, int), optional
+        The (receiver, file) values to deliver, when not every missing one is
+        needed (coded files of an MDS code: any ``N`` of them serve).
 
     Notes
     -----
@@ -102,6 +105,7 @@ class ShufflePlan:
     packets: tuple[Packet, ...]
     is_coded: bool
     reducers: tuple[int, ...] | None = None
+    demands: frozenset[tuple[int, int]] | None = None
 
     @property
     def receivers(self) -> tuple[int, ...]:
@@ -411,7 +415,11 @@ def verify_plan(plan: ShufflePlan) -> ShufflePlan:
         for seg in packet.segments:
             start = Fraction(seg.index, seg.count)
             received[seg.receiver, seg.file].append((start, start + seg.size))
-    demands = set(_demands(placement, plan.reducers))
+    demands = (
+        set(_demands(placement, plan.reducers))
+        if plan.demands is None
+        else set(plan.demands)
+    )
     stray = sorted(set(received) - demands)
     if stray:
         raise PlanVerificationError(

@@ -100,19 +100,60 @@ def _map_task(
     return tuple(pickle.dumps(bucket, protocol=5) for bucket in buckets)
 
 
-def _pack(
-    packets: tuple[Packet, ...], maps: dict[int, Values], prefix: str, node: int
-) -> np.ndarray:
-    """Encode a frame: int64 header (count, segment lengths), then payloads."""
-    began = time.perf_counter()
+def _encode_frame(packets: tuple[Packet, ...], maps: dict[int, Values]) -> np.ndarray:
+    """One frame: int64 header (count, segment lengths), then the payloads."""
     encoded = [build_packet(packet, maps) for packet in packets]
     header = [len(encoded), *(n for lengths, _ in encoded for n in lengths)]
-    frame = np.concatenate(
+    return np.concatenate(
         [np.asarray(header, dtype=np.int64).view(np.uint8)]
         + [payload for _, payload in encoded]
     )
+
+
+def _pack(
+    frames: list[tuple[int, tuple[Packet, ...]]],
+    maps: dict[int, Values],
+    prefix: str,
+    node: int,
+) -> dict[int, np.ndarray]:
+    """Encode every frame this node sends: frame id -> frame."""
+    began = time.perf_counter()
+    out = {i: _encode_frame(packets, maps) for i, packets in frames}
     _add_seconds(prefix, node, "pack", time.perf_counter() - began)
-    return frame
+    return out
+
+
+def _bundle(held: list[dict[int, np.ndarray]], ids: list[int]) -> np.ndarray:
+    """Concatenate the frames `ids` (held on this node) for one peer."""
+    frames: dict[int, np.ndarray] = {}
+    for part in held:
+        frames.update(part)
+    return np.concatenate([frames[i] for i in ids])
+
+
+def _frame_bytes(packets: tuple[Packet, ...], data: np.ndarray, offset: int) -> int:
+    entries = 1 + sum(len(p.segments) for p in packets)
+    end = offset + FRAME_HEADER_BYTES * entries
+    header = np.frombuffer(data[offset:end].tobytes(), np.int64)
+    position, size = 1, end - offset
+    for packet in packets:
+        size += int(max(header[position : position + len(packet.segments)], default=0))
+        position += len(packet.segments)
+    return size
+
+
+def _receive(
+    bundles: list[tuple[list[int], list[tuple[Packet, ...]], np.ndarray]],
+) -> dict[int, np.ndarray]:
+    """Split the bundles a node received into frames: frame id -> frame."""
+    frames = {}
+    for ids, packet_lists, data in bundles:
+        offset = 0
+        for i, packets in zip(ids, packet_lists, strict=True):
+            size = _frame_bytes(packets, data, offset)
+            frames[i] = data[offset : offset + size]
+            offset += size
+    return frames
 
 
 def _unframe(
@@ -122,31 +163,29 @@ def _unframe(
     header = np.frombuffer(frame[: FRAME_HEADER_BYTES * entries].tobytes(), np.int64)
     position, offset, out = 1, FRAME_HEADER_BYTES * entries, []
     for packet in packets:
-        lengths = tuple(
-            int(n) for n in header[position : position + len(packet.segments)]
-        )
+        count = len(packet.segments)
+        lengths = tuple(int(n) for n in header[position : position + count])
         size = max(lengths, default=0)
         out.append((packet, (lengths, frame[offset : offset + size])))
-        position, offset = position + len(packet.segments), offset + size
+        position, offset = position + count, offset + size
     return out
 
 
 def _unpack(
     k: int,
-    inbox: list[tuple[tuple[Packet, ...], np.ndarray]],
+    held: list[dict[int, np.ndarray]],
+    frames: list[tuple[int, tuple[Packet, ...]]],
     maps: dict[int, Values],
     prefix: str,
 ) -> dict[int, bytes]:
     began = time.perf_counter()
-    received = [entry for packets, frame in inbox for entry in _unframe(packets, frame)]
+    data: dict[int, np.ndarray] = {}
+    for part in held:
+        data.update(part)
+    received = [entry for i, packets in frames for entry in _unframe(packets, data[i])]
     decoded = decode_received(k, received, maps)
     _add_seconds(prefix, k, "unpack", time.perf_counter() - began)
     return decoded
-
-
-def _relay(frame: np.ndarray) -> np.ndarray:
-    """Hold a forwarded frame on this node (the next receiver fetches it here)."""
-    return frame
 
 
 def _pick(values: Values, k: int) -> bytes:
@@ -181,6 +220,19 @@ def _reduce_task(
 
 def _value_lengths(maps: dict[int, Values]) -> dict[int, list[int]]:
     return {f: [len(v) for v in values] for f, values in maps.items()}
+
+
+def _rounds(frames, delivery: str) -> list[dict[tuple[int, int], list[int]]]:
+    """Per round, (source, target) -> ids of the frames that hop between them."""
+    hops = [frame.hops(delivery) for frame in frames]
+    count = 1 if delivery == "unicast" else max((len(h) for h in hops), default=0)
+    rounds: list[dict[tuple[int, int], list[int]]] = [
+        defaultdict(list) for _ in range(count)
+    ]
+    for i, frame_hops in enumerate(hops):
+        for h, pair in enumerate(frame_hops):
+            rounds[0 if delivery == "unicast" else h][pair].append(i)
+    return rounds
 
 
 def _transfers(prefix: str, dask_worker: Any = None) -> list[tuple[str, str, int]]:
@@ -435,28 +487,50 @@ class _Job:
         return [f for f, nodes in enumerate(self.stored) if k in nodes]
 
     def run_shuffle(self, plan: ShufflePlan) -> dict[int, Future]:
-        inbox: dict[int, list] = defaultdict(list)
-        for i, frame in enumerate(frames_of(plan)):
-            files = {s.file for p in frame.packets for s in p.segments}
-            held = self.submit(
-                _pack,
-                frame.packets,
-                self.local_maps(frame.sender, files),
-                self.prefix,
-                frame.sender,
-                key=f"pack-{i}",
-                node=frame.sender,
+        """Pack on senders, move bundles round by round, unpack on receivers.
+
+        Frames that go from one node to another in the same round travel as one
+        bundle (one transfer); unicast is one round, forwarding one round per
+        hop of the longest chain.
+        """
+        frames = frames_of(plan)
+        delivery = self.options["delivery"]
+        held: dict[int, list[Future]] = defaultdict(list)
+        for s in sorted({frame.sender for frame in frames}):
+            mine = [(i, f.packets) for i, f in enumerate(frames) if f.sender == s]
+            files = {seg.file for _, ps in mine for p in ps for seg in p.segments}
+            held[s].append(
+                self.submit(
+                    _pack,
+                    mine,
+                    self.local_maps(s, files),
+                    self.prefix,
+                    s,
+                    key=f"pack-{s}",
+                    node=s,
+                )
             )
-            forward = self.options["delivery"] == "forward"
-            for k in frame.chain if forward else frame.receivers:
-                if forward:
-                    held = self.submit(_relay, held, key=f"relay-{i}-{k}", node=k)
-                inbox[k].append((frame.packets, held))
+        for h, pairs in enumerate(_rounds(frames, delivery)):
+            incoming: dict[int, list] = defaultdict(list)
+            for (src, dst), ids in sorted(pairs.items()):
+                bundle = self.submit(
+                    _bundle,
+                    list(held[src]),
+                    ids,
+                    key=f"bundle-{h}-{src}-{dst}",
+                    node=src,
+                )
+                incoming[dst].append((ids, [frames[i].packets for i in ids], bundle))
+            for dst, items in sorted(incoming.items()):
+                held[dst].append(
+                    self.submit(_receive, items, key=f"inbox-{h}-{dst}", node=dst)
+                )
         decoded = {
             k: self.submit(
                 _unpack,
                 k,
-                inbox[k],
+                list(held[k]),
+                [(i, f.packets) for i, f in enumerate(frames) if k in f.receivers],
                 self.local_maps(k, self.files_of(k)),
                 self.prefix,
                 key=f"unpack-{k}",
@@ -540,7 +614,7 @@ class _Job:
                 down[node_of[address]] += nbytes
                 if peer in node_of:
                     up[node_of[peer]] += nbytes
-                    if key.startswith(self.prefix + "pack-"):
+                    if key.startswith(self.prefix + "bundle-0-"):
                         origin[node_of[peer]] += nbytes
         seconds: dict = {}
         for part in self.dask.run(_pop_seconds, self.prefix, workers=live).values():

@@ -57,6 +57,7 @@ from theory._network import shuffle_seconds_multicast, shuffle_seconds_switched
 from theory._physical_limit import expected_physical_limit, physical_limit_bound
 from theory._simulation_result import SimulationResult
 from theory._simulator import simulate_latency, simulate_physical_limit
+from theory._straggling import load_straggling, straggling_levels
 from theory._thresholds import (
     recovery_threshold_entangled,
     recovery_threshold_matdot,
@@ -93,6 +94,7 @@ __all__ = [
     "load_envelope",
     "load_hypercube",
     "load_optimal",
+    "load_straggling",
     "load_uncoded",
     "optimal_k_mds",
     "optimal_rate_asymptotic",
@@ -108,5 +110,6 @@ __all__ = [
     "simulate_latency",
     "simulate_physical_limit",
     "solve_k3_placement",
+    "straggling_levels",
     "waterfill_time",
 ]

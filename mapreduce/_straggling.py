@@ -1,0 +1,126 @@
+r"""The shuffle of the unified scheme for straggling servers (coded map tasks).
+
+Li, Maddah-Ali and Avestimehr's scheme for linear map functions: the ``N`` files
+are MDS-coded into ``N K / q`` coded files placed by Li's r-subset placement;
+once ``q`` nodes have mapped theirs, each needs ``N`` independent coded values
+and gets the ones it lacks by Li's multicast among the finishers, most-shared
+coded files first (docs/theory/mapreduce_straggling.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from fractions import Fraction
+
+from mapreduce._placement import Placement, place_li
+from mapreduce._plan import ShufflePlan, _plan_coded, verify_plan
+from theory import straggling_levels
+from theory._validation import check_int
+
+__all__ = ["plan_straggling"]
+
+
+def _batch_size(r: int, q: int, K: int) -> int:
+    """Coded files per r-subset: whole files at the partial level, whole ``N``."""
+    need = 1 - Fraction(r, q)
+    partial = Fraction(0)
+    for _, available in sorted(straggling_levels(r, q, K).items(), reverse=True):
+        partial = min(available, need)
+        need -= partial
+        if need == 0:
+            break
+    share = partial / available if partial else Fraction(0)
+    # the C(q-1, j) C(K-q, r-j) batches of the partial level each give `share`
+    return math.lcm(share.denominator, K // math.gcd(K, math.comb(K, r) * q))
+
+
+def plan_straggling(
+    K: int, r: int, q: int, *, finished: Iterable[int] | None = None
+) -> tuple[ShufflePlan, int]:
+    r"""Plan the shuffle of the unified scheme after `q` nodes finished mapping.
+
+    Parameters
+    ----------
+    K : int
+        Nodes.
+    r : int
+        Nodes storing each coded file, ``1 <= r <= K``.
+    q : int
+        Nodes waited for, ``1 <= q <= K``.
+    finished : iterable of int, optional
+        The ``q`` nodes that finished (default: ``0 .. q - 1``).
+
+    Returns
+    -------
+    (ShufflePlan, int)
+        The verified plan over the coded files the finishers hold (reducers: the
+        finishers; demands: each lacks ``N (1 - r/q)`` coded values, taken from
+        the coded files held by the most other finishers first), and the number
+        ``N`` of data files. Its load over ``Q N T`` with ``Q = q`` is
+        ``plan.load_values / (q N)``, which equals :func:`theory.load_straggling`.
+
+    Raises
+    ------
+    ValueError
+        If ``r > K``, ``q > K``, or `finished` is not ``q`` distinct nodes.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from theory import load_straggling
+    >>> plan, N = plan_straggling(4, 2, 3)
+    >>> plan.load_values / (3 * N) == load_straggling(2, 3, 4) == Fraction(2, 9)
+    True
+    """
+    K = check_int(K, "K", min_value=1)
+    straggling_levels(r, q, K)  # checks r and q
+    F = set(range(q)) if finished is None else {int(k) for k in finished}
+    if len(F) != q or not set(range(K)) >= F:
+        raise ValueError(f"`finished` must be {q} distinct nodes of range(K), got {F}.")
+    b = _batch_size(r, q, K)
+    coded = place_li(K, r, N=math.comb(K, r) * b)
+    N = coded.N * q // K
+    kept = [f for f, nodes in enumerate(coded.storers) if nodes & F]
+    storers = tuple(coded.storers[f] & F for f in kept)
+    placement = Placement(K=K, storers=storers, name=f"unified(K={K}, r={r}, q={q})")
+    demands = _greedy_demands(placement, F, N - r * N // q)
+    packets = _plan_coded(placement, sorted(demands))
+    plan = ShufflePlan(
+        placement=placement,
+        packets=tuple(packets),
+        is_coded=True,
+        reducers=tuple(sorted(F)),
+        demands=frozenset(demands),
+    )
+    return verify_plan(plan), N
+
+
+def _greedy_demands(
+    placement: Placement, finished: set[int], need: int
+) -> set[tuple[int, int]]:
+    """Each finisher takes `need` coded files it lacks, most-shared first.
+
+    Within a level every batch (the same finisher set) gives the same count, so
+    Li's multicast groups stay symmetric.
+    """
+    demands = set()
+    for k in sorted(finished):
+        by_level: dict[int, dict[frozenset, list[int]]] = {}
+        for f, nodes in enumerate(placement.storers):
+            if k not in nodes:
+                by_level.setdefault(len(nodes), {}).setdefault(nodes, []).append(f)
+        left = need
+        for j in sorted(by_level, reverse=True):
+            batches = by_level[j]
+            total = sum(len(files) for files in batches.values())
+            take = min(left, total)
+            each = take // len(batches)
+            for files in batches.values():
+                demands |= {(k, f) for f in files[:each]}
+            left -= each * len(batches)
+            if left == 0:
+                break
+        if left:
+            raise AssertionError(f"node {k} cannot gather {need} coded values")
+    return demands
