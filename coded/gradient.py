@@ -270,6 +270,9 @@ def place_gradient_data(
 ) -> GradientPlacement:
     """Split `data` into ``n`` partitions and place each worker's share once.
 
+    Each partition leaves the client once (to one of its holders); the other
+    ``s`` holders fetch it from there, worker to worker.
+
     Parameters
     ----------
     data : array_like or tuple of array_like
@@ -337,7 +340,7 @@ def place_gradient_data(
         WorkerShare(
             worker=i,
             partitions=support,
-            data=tuple(parts[j] for j in support),
+            data=(),
             coefficients=gradient_scheme.coefficients(i),
             grad=grad,
         )
@@ -345,7 +348,7 @@ def place_gradient_data(
     ]
     split_seconds = time.perf_counter() - began
     began = time.perf_counter()
-    placement_id, futures = place_shares(client, shares, addresses)
+    placement_id, futures = place_shares(client, parts, shares, addresses)
     return GradientPlacement(
         scheme=gradient_scheme,
         client=client,

@@ -1,27 +1,29 @@
 """Gradient steps on Dask: shares placed once, one pinned task per worker a step.
 
-The shares (each worker's data partitions, coefficients and ``grad``) are
-scattered once to their workers under explicit keys
-(``coded-<placement id>-share-<i>``); every step runs through the one executor
-(:func:`coded.runtime.execute`) with those futures as the placed left operands,
-so a step ships only the parameters, decodes from the first decodable set of
-returns, cancels the rest cooperatively and raises
+Each data partition is scattered once, to one of its holders; each worker then
+assembles its share (its partitions, coefficients and ``grad``) in a pinned task
+under an explicit key (``coded-<placement id>-share-<i>``); every step runs
+through the one executor (:func:`coded.runtime.execute`) with those futures as
+the placed left operands, so a step ships only the parameters, decodes from the
+first decodable set of returns, cancels the rest cooperatively and raises
 :class:`~coded.errors.NotEnoughResultsError` as soon as no decodable set can
 arrive (at the latest at the timeout).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from distributed import Client, Future
+from distributed import Client, Future, wait
 
 from coded._injection import FaultPlan
 from coded.codes._gradient_schemes import GradientScheme, WorkerShare
 from coded.runtime._executor import (
     Execution,
+    _await_forgotten,
     execute,
     forget,
     new_call_id,
@@ -31,18 +33,63 @@ from coded.runtime._executor import (
 __all__ = ["place_shares", "release_shares", "run_gradient_step"]
 
 
+def _first_holders(shares: Sequence[WorkerShare]) -> dict[int, int]:
+    """Give each partition to one of its holders, balancing their counts."""
+    load = {share.worker: 0 for share in shares}
+    owner: dict[int, int] = {}
+    for j in sorted({j for share in shares for j in share.partitions}):
+        holders = [share.worker for share in shares if j in share.partitions]
+        owner[j] = min(holders, key=lambda i: (load[i], i))
+        load[owner[j]] += 1
+    return owner
+
+
+def _assemble(*data: Any, share: WorkerShare) -> WorkerShare:
+    """Worker side: the share with its partitions' data."""
+    return dataclasses.replace(share, data=tuple(data))
+
+
 def place_shares(
-    client: Client, shares: Sequence[WorkerShare], addresses: Sequence[str]
+    client: Client,
+    partitions: Sequence[Any],
+    shares: Sequence[WorkerShare],
+    addresses: Sequence[str],
 ) -> tuple[str, list[Future]]:
-    """Scatter share ``i`` to ``addresses[i]``; return the placement id, futures."""
+    """Place every worker's share on it; return the placement id and futures.
+
+    Partition ``j`` is scattered once, to one of its holders
+    (``coded-<id>-part-<j>``); each worker then assembles its share
+    (``coded-<id>-share-<i>``) in a pinned task, fetching the partitions it lacks
+    from their first holders, and the partition keys are dropped.
+    """
     placement_id = new_call_id()
-    keys = [f"coded-{placement_id}-share-{i}" for i in range(len(shares))]
-    placed = scatter_to_workers(
-        client,
-        [{key: share} for key, share in zip(keys, shares, strict=True)],
-        addresses,
-    )
-    return placement_id, [placed[key] for key in keys]
+    part_key = f"coded-{placement_id}-part-{{}}".format
+    owner = _first_holders(shares)
+    per_worker: list[dict[str, Any]] = [{} for _ in addresses]
+    for j, i in owner.items():
+        per_worker[i][part_key(j)] = partitions[j]
+    parts = scatter_to_workers(client, per_worker, addresses)
+    futures = [
+        client.submit(
+            _assemble,
+            *(parts[part_key(j)] for j in share.partitions),
+            share=share,
+            key=f"coded-{placement_id}-share-{share.worker}",
+            workers=[addresses[share.worker]],
+            allow_other_workers=False,
+            pure=False,
+        )
+        for share in shares
+    ]
+    wait(futures)
+    failed = [f.key for f in futures if f.status != "finished"]
+    for future in parts.values():
+        future.release()
+    client.run_on_scheduler(_await_forgotten, keys=list(parts))
+    if failed:
+        forget(client, futures)
+        raise RuntimeError(f"placing the gradient data failed on {failed}.")
+    return placement_id, futures
 
 
 def release_shares(client: Client, futures: Sequence[Future]) -> None:
