@@ -8,7 +8,7 @@ shifted-exponential profiles to measured task times. Needs only numpy, scipy and
 
 from __future__ import annotations
 
-from allocation._estimate import estimate_profile
+from allocation._estimate import ProfileFit, estimate_profile, fit_profile
 from allocation._solvers import (
     solve_bpcc,
     solve_hcmm,
@@ -20,7 +20,9 @@ from allocation._types import Allocation
 
 __all__ = [
     "Allocation",
+    "ProfileFit",
     "estimate_profile",
+    "fit_profile",
     "solve_bpcc",
     "solve_hcmm",
     "solve_kim",

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from allocation._estimate import ProfileFit
 from allocation._types import Allocation
 from theory import (
     GroupProfile,
@@ -67,11 +68,13 @@ _BLOCKS_PER_WORKER = 16
 
 def _check_problem(profile: object, m: object) -> tuple[WorkerProfile, int]:
     """Validate the profile and ``m >= 1``; return the per-worker profile."""
+    if isinstance(profile, ProfileFit):
+        profile = profile.profile
     if isinstance(profile, GroupProfile):
         profile = profile.to_workers()
     if not isinstance(profile, WorkerProfile):
         raise TypeError(
-            "`profile` must be a WorkerProfile or GroupProfile, "
+            "`profile` must be a WorkerProfile, GroupProfile or ProfileFit, "
             f"got {type(profile).__name__}."
         )
     return profile, check_int(m, "m", min_value=1)
@@ -237,7 +240,7 @@ def solve_uniform(
 
     Parameters
     ----------
-    profile : WorkerProfile or GroupProfile
+    profile : WorkerProfile, GroupProfile or ProfileFit
         Per-worker ``(a_i, mu_i, c_i)`` in seconds.
     m : int
         Rows of A, ``m >= 1``.
@@ -314,7 +317,7 @@ def solve_load_balanced(
 
     Parameters
     ----------
-    profile : WorkerProfile or GroupProfile
+    profile : WorkerProfile, GroupProfile or ProfileFit
         Per-worker ``(a_i, mu_i, c_i)`` in seconds.
     m : int
         Rows of the job, ``m >= 1``; the decoder waits for all of them.
@@ -380,7 +383,7 @@ def solve_hcmm(
 
     Parameters
     ----------
-    profile : WorkerProfile or GroupProfile
+    profile : WorkerProfile, GroupProfile or ProfileFit
         Per-worker ``(a_i, mu_i, c_i)`` in seconds (the overhead ``c_i`` of
         `allocation.estimate_profile` / `coded.runtime.profile_workers`).
     m : int
@@ -444,6 +447,8 @@ def solve_hcmm(
 
 def _grouped(groups: object) -> tuple[GroupProfile, np.ndarray]:
     """Return groups of identical workers and each worker's group (worker order)."""
+    if isinstance(groups, ProfileFit):
+        groups = groups.profile
     if isinstance(groups, WorkerProfile):
         pairs, member = np.unique(
             np.column_stack([groups.a, groups.mu, groups.c]),
@@ -557,7 +562,7 @@ def solve_bpcc(
 
     Parameters
     ----------
-    profile : WorkerProfile or GroupProfile
+    profile : WorkerProfile, GroupProfile or ProfileFit
         Per-worker ``(a_i, mu_i, c_i)`` in seconds; ``c_i`` is the cost of each
         batch (0: BPCC-1, ``> 0``: BPCC-2).
     m : int

@@ -190,7 +190,7 @@ def coded_matmul(
         encode_seconds = time.perf_counter() - encode_began
         if batches is None:
             batches = whole_batches(encoded.lefts)
-        return run_encoded(
+        result = run_encoded(
             own,
             code,
             encoded,
@@ -202,6 +202,9 @@ def coded_matmul(
             encode_seconds=encode_seconds,
             options=options,
         )
+    if allocation is None:
+        return result
+    return dataclasses.replace(result, predicted_seconds=allocation.expected_latency)
 
 
 def _matmul_dask_array(

@@ -55,6 +55,11 @@ class MatmulResult:
         decoded by least squares over them (``docs/theory/conditioning.md``).
     units_used : int
         Coded units (rows of the generator) the decode used (0: not reported).
+    predicted_seconds : float or None
+        For a run with an ``allocation``: its predicted expected seconds from
+        submission until decodable (``Allocation.expected_latency``, in the
+        profile's seconds), to compare with the measured
+        ``stage_seconds["wait"]``; None otherwise.
     """
 
     product: Any
@@ -71,6 +76,7 @@ class MatmulResult:
     overlap_seconds: float
     condition_number: float = float("nan")
     units_used: int = 0
+    predicted_seconds: float | None = None
 
     def __post_init__(self) -> None:
         stages = MappingProxyType(dict(self.stage_seconds))

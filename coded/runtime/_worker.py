@@ -24,7 +24,6 @@ __all__ = [
     "TaskOutput",
     "cancel_signal",
     "run_batch",
-    "run_calibration",
     "signal_cancel",
 ]
 
@@ -158,35 +157,3 @@ def _finish_fault(fault: TaskFault, call_id: str, compute_seconds: float) -> boo
     remaining = max(0.0, fault.duration_seconds - compute_seconds)
     remaining += fault.extra_seconds
     return remaining > 0 and cancel_signal(call_id).wait(remaining)
-
-
-def run_calibration(
-    *, rows: int, d: int, fault: TaskFault, call_id: str, seed: int
-) -> float:
-    """Time one ``(rows x d) @ d`` product (plus `fault`) on this worker.
-
-    Parameters
-    ----------
-    rows, d : int
-        Shape of the random matrix built on the worker.
-    fault : TaskFault
-        Injected duration (as in :func:`run_batch`).
-    call_id : str
-        Identifier of the calibration (keys its cancel signal).
-    seed : int
-        Seed of the random operands.
-
-    Returns
-    -------
-    float
-        Seconds from the start of the product to the end of the injected wait.
-    """
-    import numpy as np
-
-    generator = np.random.default_rng(seed)
-    M, v = generator.standard_normal((rows, d)), generator.standard_normal(d)
-    began = time.perf_counter()
-    _start_fault(fault, call_id, -1)
-    M @ v
-    _finish_fault(fault, call_id, time.perf_counter() - began)
-    return time.perf_counter() - began

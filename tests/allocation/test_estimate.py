@@ -73,7 +73,7 @@ BAD = [
     (
         lambda: estimate_profile([1.0, 1.0], [[1.0, 1.0]]),
         ValueError,
-        "the per-row times of workers [0] show no spread",
+        "the times of worker 0 show no spread at some load, so mu is unbounded",
     ),
     (
         lambda: estimate_profile([1.0, 1.0], [1.0, 2.0]),

@@ -260,7 +260,7 @@ BAD = [
     (
         lambda: solve_hcmm("x", 5),
         TypeError,
-        "`profile` must be a WorkerProfile or GroupProfile",
+        "`profile` must be a WorkerProfile, GroupProfile or ProfileFit",
     ),
     (
         lambda: solve_uniform(MILD, 10, n_rows=5),

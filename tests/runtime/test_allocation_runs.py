@@ -78,9 +78,50 @@ def test_allocation_input_validation(client, kwargs, error, message):
         coded_matmul(kwargs.pop("A"), np.ones(4), client=client, **kwargs)
 
 
-def test_profile_workers_input_validation(client):
-    with pytest.raises(ValueError, match=re.escape("`repeats` must be >= 2, got")):
-        profile_workers(client, repeats=1)
+def test_profile_workers_times_real_tasks_at_two_loads(client):
+    # deterministic: every measured time is at least the injected duration of
+    # its task (replayed from the same seed), whatever the machine's load
+    n, loads, repeats, d = 3, (10, 40), 2, 8
+    profile = WorkerProfile(a=[1.0, 2.0, 4.0], mu=[2.0, 1.0, 0.5], c=[5.0, 0.0, 1.0])
+    stragglers = Stragglers(profile=profile, time_unit=1e-3)
+    fit = profile_workers(
+        client, n=n, loads=loads, d=d, repeats=repeats, stragglers=stragglers, rng=9
+    )
+    assert fit.n == n
+    assert fit.loads.tolist() == [[10.0, 40.0, 10.0, 40.0]] * n
+    generator = np.random.default_rng(9)
+    generator.integers(2**32, size=n)  # operand seeds
+    generator.standard_normal(d)  # the vector
+    for column, load in enumerate(loads * repeats):
+        plan = stragglers.sample(n, rng=generator)
+        injected = [plan.task_fault(i, rows=load).duration_seconds for i in range(n)]
+        assert np.all(fit.times[:, column] >= injected)
+    assert np.all(np.isfinite(fit.profile.c))
+    assert scheduler_keys(client, "calibrate") == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"repeats": 1}, ValueError, "`repeats` must be >= 2, got"),
+        ({"loads": (5, 5)}, ValueError, "`loads` must hold at least 2 distinct"),
+        ({"loads": 5}, TypeError, "`loads` must be a sequence of ints, got int."),
+    ],
+)
+def test_profile_workers_input_validation(client, kwargs, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        profile_workers(client, **kwargs)
+
+
+def test_allocation_result_carries_its_prediction(client):
+    from allocation import solve_hcmm
+
+    allocation = solve_hcmm(WorkerProfile(a=[0.1] * 6, mu=[2.0] * 6), 12)
+    A = np.arange(48.0).reshape(12, 4)
+    result = coded_matmul(A, np.ones(4), allocation=allocation, client=client)
+    assert result.predicted_seconds == allocation.expected_latency
+    plain = coded_matmul(A, np.ones(4), n=6, client=client)
+    assert plain.predicted_seconds is None
 
 
 @pytest.mark.parametrize("solver", ["hcmm", "bpcc"])

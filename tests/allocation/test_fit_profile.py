@@ -1,0 +1,88 @@
+"""fit_profile recovers (c, a, mu) from simulated task times, with honest errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from allocation import ProfileFit, fit_profile, solve_bpcc, solve_hcmm
+
+LOADS = (100.0, 1000.0)
+
+
+def simulate(c, a, mu, tasks, workers, rng):
+    loads = np.repeat(LOADS, tasks)
+    X = rng.standard_exponential((workers, loads.size))
+    return loads, c + loads * (a + X / mu)
+
+
+@settings(max_examples=30)
+@given(
+    c=st.floats(0.0, 0.05),
+    a=st.floats(1e-6, 1e-3),
+    noise=st.floats(0.1, 10.0),
+    seed=st.integers(0, 2**16),
+)
+def test_recovers_known_parameters_within_their_standard_errors(c, a, noise, seed):
+    mu = 1.0 / (noise * a)  # the random part is 0.1 - 10 times the shift
+    loads, times = simulate(c, a, mu, 100, 1, np.random.default_rng(seed))
+    fit = fit_profile(loads, times)
+    for est, se, truth in (
+        (fit.profile.c[0], fit.c_se[0], c),
+        (fit.profile.a[0], fit.a_se[0], a),
+        (fit.profile.mu[0], fit.mu_se[0], mu),
+    ):
+        assert abs(est - truth) <= 5 * se + 1e-12
+    assert fit.mu_se[0] / mu < 0.15
+
+
+@pytest.mark.parametrize("tasks", [20, 100])
+def test_standard_errors_cover_the_truth_at_the_stated_rate(tasks):
+    c, a, mu = 0.02, 1e-4, 2e4
+    loads, times = simulate(c, a, mu, tasks, 2000, np.random.default_rng(tasks))
+    fit = fit_profile(loads, times)
+    for est, se, truth in (
+        (fit.profile.c, fit.c_se, c),
+        (fit.profile.a, fit.a_se, a),
+        (fit.profile.mu, fit.mu_se, mu),
+    ):
+        coverage = np.mean(np.abs(est - truth) <= 1.96 * se)
+        assert 0.90 <= coverage <= 0.98  # stated: 90-95% for 5-100 tasks a load
+        assert abs(np.mean(est) / truth - 1) < 0.02  # unbiased
+
+
+def test_flags_times_whose_noise_does_not_grow_with_the_load():
+    rng = np.random.default_rng(5)
+    loads = np.repeat(LOADS, 20)
+    good = 0.02 + loads * (1e-4 + rng.standard_exponential((500, 40)) / 2e4)
+    bad = 0.02 + 1e-4 * loads + 0.01 * rng.standard_exponential((500, 40))
+    assert fit_profile(loads, good).poor_fit.mean() < 0.02
+    flagged = fit_profile(loads, bad)
+    assert flagged.poor_fit.mean() > 0.9
+    assert (
+        "does not grow with the load"
+        in flagged.reasons[int(np.argmax(flagged.poor_fit))]
+    )
+
+
+def test_one_load_keeps_c_at_zero():
+    rng = np.random.default_rng(6)
+    loads = np.full(400, 50.0)
+    fit = fit_profile(loads, loads * (0.5 + rng.standard_exponential((1, 400)) / 4.0))
+    assert fit.profile.c.tolist() == [0.0]
+    assert fit.c_se.tolist() == [0.0]
+    assert abs(fit.profile.a[0] - 0.5) < 5 * fit.a_se[0]
+
+
+def test_solvers_take_the_fit_directly():
+    rng = np.random.default_rng(7)
+    loads = np.repeat(LOADS, 10)
+    slow = 0.02 + loads * (4e-4 + rng.standard_exponential((2, 20)) / 5e3)
+    fast = 0.02 + loads * (1e-4 + rng.standard_exponential((2, 20)) / 2e4)
+    fit = fit_profile(loads, np.vstack([fast, slow]))
+    assert isinstance(fit, ProfileFit)
+    assert fit.n == 4
+    hcmm = solve_hcmm(fit, 2000)
+    np.testing.assert_array_equal(hcmm.overhead, fit.profile.c)
+    assert hcmm.loads[:2].min() > hcmm.loads[2:].max()
+    assert solve_bpcc(fit, 2000, max_batches=4).batches.max() <= 4
