@@ -36,8 +36,8 @@ from mapreduce._records import MapReduceRecord, MapReduceResult, plan_record_fie
 __all__ = ["collection_files", "execute_mapreduce", "to_output"]
 
 Values = tuple[bytes, ...]  # one map output: a pickled list of pairs per reducer
-_POLL_SECONDS = 0.05
-_LIVENESS_SECONDS = 0.25
+_POLL_SECONDS = 0.2  # a wait returns as soon as a task finishes
+_LIVENESS_SECONDS = 1.0  # asking the scheduler for its workers is a round trip
 _CANCEL_EVERY = 64  # pairs between two looks at the cancel signal
 _MIN_GRACE_SECONDS = 0.5  # task dispatch noise; short next to a real map stage
 
@@ -286,7 +286,10 @@ class _Job:
         )
 
     def newly_lost(self) -> set[int]:
-        """Nodes whose worker left the cluster since the last look."""
+        """Nodes whose worker left the cluster since the last look.
+
+        Asked only when a stage made no progress, at most once a second.
+        """
         now = time.perf_counter()
         if now - self._checked_at < _LIVENESS_SECONDS:
             return set()
@@ -316,9 +319,10 @@ class _Job:
                         )
                     if future.status != "finished":
                         still.append((label, future))
-                bar.update(len(pending) - len(still))
+                progressed = len(pending) - len(still)
+                bar.update(progressed)
                 pending = still
-                if pending and self.newly_lost():
+                if pending and not progressed and self.newly_lost():
                     raise MapReduceTaskError(
                         f"{stage}: nodes {sorted(self.lost)} (workers "
                         f"{[self.addresses[k] for k in sorted(self.lost)]}) were lost "
@@ -394,8 +398,9 @@ class _Job:
         with self.progress("map", len(pending)) as bar:
             while pending:
                 self._poll(list(pending.values()), deadline, "map", len(self.maps))
-                bar.update(self._collect_maps(pending, finished))
-                if self.newly_lost():
+                progressed = self._collect_maps(pending, finished)
+                bar.update(progressed)
+                if not progressed and self.newly_lost():
                     self._check_coverage()
                     for fk in [fk for fk in pending if fk[1] in self.lost]:
                         del pending[fk]
