@@ -39,11 +39,13 @@ _EXPORTS: dict[str, str] = {
     "Piece": "coded.codes",
     "LocalCodedCluster": "coded.runtime",
     "ExecutionOptions": "coded._dispatch",
+    "MatmulHandle": "coded._dispatch",
     "MatmulResult": "coded._result",
     "PlacedOperand": "coded._placed",
     "place_operand": "coded._placed",
     "Stragglers": "coded._injection",
     "coded_matmul": "coded._api",
+    "submit_matmul": "coded._api",
     "profile_workers": "coded.runtime",
     "matmul_mod": "coded._modular",
 }

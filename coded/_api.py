@@ -16,6 +16,7 @@ import numpy as np
 from coded._dispatch import (
     EMBEDDED_WORKERS,
     ExecutionOptions,
+    MatmulHandle,
     Scheme,
     build_code,
     check_operands,
@@ -26,7 +27,7 @@ from coded._dispatch import (
     run_encoded,
     whole_batches,
 )
-from coded._placed import PlacedOperand, matmul_placed, place_operand
+from coded._placed import PlacedOperand, matmul_placed, place_operand, start_placed
 from coded._result import MatmulResult
 from coded.codes import Code
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
     from allocation import Allocation
 
-__all__ = ["coded_matmul"]
+__all__ = ["coded_matmul", "submit_matmul"]
 
 
 def coded_matmul(
@@ -228,3 +229,54 @@ def _matmul_dask_array(
         stages[stage] += seconds
     stages["total"] = time.perf_counter() - began
     return dataclasses.replace(result, stage_seconds=stages)
+
+
+def submit_matmul(
+    A: PlacedOperand,
+    B: Any,
+    *,
+    options: ExecutionOptions | None = None,
+    **option_fields: Any,
+) -> MatmulHandle:
+    """Submit ``A @ B`` for a placed A and return at once: a product in flight.
+
+    Several products may be in flight together (on one placement or several);
+    each handle's :meth:`~coded.MatmulHandle.result` waits for that product
+    only and returns the same :class:`MatmulResult` as :func:`coded_matmul`.
+    No thread is started per product; the timeout counts from submission.
+
+    Parameters
+    ----------
+    A : PlacedOperand
+        A placement (or its transposed view ``placed.T``).
+    B : array_like, shape (d,) or (d, c)
+        Right operand.
+    options : ExecutionOptions, optional
+        Stragglers, timeout and rng, as in :func:`coded_matmul`.
+    **option_fields
+        Fields of :class:`ExecutionOptions` as keywords.
+
+    Returns
+    -------
+    MatmulHandle
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coded import LocalCodedCluster, place_operand, submit_matmul
+    >>> A = np.arange(12.0).reshape(4, 3)
+    >>> with LocalCodedCluster(n_workers=3) as cluster:
+    ...     with place_operand(A, k=2, client=cluster.client) as placed:
+    ...         handles = [submit_matmul(placed, np.full(3, c)) for c in (1.0, 2.0)]
+    ...         handles.append(submit_matmul(placed.T, np.ones(4)))
+    ...         products = [h.result().product for h in handles]
+    >>> [np.round(p, 9).tolist() for p in products]
+    [[3.0, 12.0, 21.0, 30.0], [6.0, 24.0, 42.0, 60.0], [18.0, 22.0, 26.0]]
+    """
+    if not isinstance(A, PlacedOperand):
+        raise TypeError(
+            "`A` must be a PlacedOperand (coded.place_operand(A, client=...)) to "
+            f"submit products in flight, got {type(A).__name__}."
+        )
+    options = execution_options(options, option_fields, "submit_matmul")
+    return start_placed(A, B, fixed={}, client=None, options=options)

@@ -31,6 +31,7 @@ __all__ = [
     "EMBEDDED_WORKERS",
     "SCHEMES",
     "ExecutionOptions",
+    "MatmulHandle",
     "Scheme",
     "build_code",
     "check_operands",
@@ -40,6 +41,7 @@ __all__ = [
     "is_dask_array",
     "resolve_workers",
     "run_encoded",
+    "start_encoded",
     "whole_batches",
 ]
 
@@ -298,7 +300,77 @@ def whole_batches(lefts: Any) -> list[list[tuple[int, int]]]:
     return [[(0, int(np.shape(left)[0]))] for left in lefts]
 
 
-def run_encoded(
+class MatmulHandle:
+    """A coded product in flight; :meth:`result` returns its :class:`MatmulResult`.
+
+    Returned by :func:`coded.submit_matmul`. The product's tasks are already on
+    the cluster; several handles may be outstanding at once, each waiting only
+    for its own results when :meth:`result` is called (no thread per product).
+    """
+
+    def __init__(
+        self,
+        pending: Any,
+        *,
+        code: Code,
+        name: str,
+        n: int,
+        began: float,
+        encode_seconds: float,
+    ) -> None:
+        self._pending, self._code, self._name, self._n = pending, code, name, n
+        self._began, self._encode_seconds = began, encode_seconds
+        self._result: MatmulResult | None = None
+
+    @property
+    def call_id(self) -> str:
+        """Identifier in every Dask key of the product."""
+        return self._pending.call_id
+
+    def result(self) -> MatmulResult:
+        """Wait for a decodable set of results, decode and release (once).
+
+        Returns
+        -------
+        MatmulResult
+            ``stage_seconds["total"]`` runs from the start of the call to the
+            end of this method's first call.
+
+        Raises
+        ------
+        NotEnoughResultsError
+            Failures left no decodable set, or the timeout (counted from
+            submission) expired first.
+        """
+        if self._result is None:
+            run = self._pending.result()
+            total = time.perf_counter() - self._began
+            stages = {"encode": self._encode_seconds, **run.stage_seconds}
+            stages["total"] = total
+            self._result = MatmulResult(
+                product=run.product,
+                scheme=self._name,
+                n=self._n,
+                k=int(self._code.recovery_threshold),
+                call_id=run.call_id,
+                finish_seconds=run.finish_seconds,
+                used_workers=run.used_workers,
+                failed_workers=run.failed_workers,
+                stage_seconds={s: stages[s] for s in STAGES},
+                cancelled_tasks=run.cancelled_tasks,
+                backup_tasks=run.backup_tasks,
+                overlap_seconds=run.overlap_seconds,
+                condition_number=run.condition_number,
+                units_used=run.units_used,
+            )
+        return self._result
+
+    def __repr__(self) -> str:
+        state = "done" if self._result is not None else "in flight"
+        return f"MatmulHandle(scheme={self._name!r}, call_id={self.call_id!r}, {state})"
+
+
+def start_encoded(
     client: Client,
     code: Code,
     encoded: Any,
@@ -311,15 +383,16 @@ def run_encoded(
     encode_seconds: float,
     options: ExecutionOptions,
     placed_lefts: Any = None,
-) -> MatmulResult:
-    """Run encoded operands on `addresses`, decode, and record the call."""
-    from coded.runtime import BackupPolicy, execute
+) -> MatmulHandle:
+    """Submit encoded operands on `addresses`; return the product's handle."""
+    from coded.runtime import BackupPolicy
+    from coded.runtime._executor import submit_execution
 
     n = len(addresses)
     stragglers = options.stragglers
     faults = None if stragglers is None else stragglers.sample(n, rng=options.rng)
     weights = [_column_share(encoded.right(i), B) for i in range(n)]
-    run = execute(
+    pending = submit_execution(
         client,
         code,
         encoded,
@@ -331,21 +404,13 @@ def run_encoded(
         row_weights=weights,
         placed_lefts=placed_lefts,
     )
-    total = time.perf_counter() - began
-    stages = {"encode": encode_seconds, **run.stage_seconds, "total": total}
-    return MatmulResult(
-        product=run.product,
-        scheme=name,
-        n=n,
-        k=int(code.recovery_threshold),
-        call_id=run.call_id,
-        finish_seconds=run.finish_seconds,
-        used_workers=run.used_workers,
-        failed_workers=run.failed_workers,
-        stage_seconds={s: stages[s] for s in STAGES},
-        cancelled_tasks=run.cancelled_tasks,
-        backup_tasks=run.backup_tasks,
-        overlap_seconds=run.overlap_seconds,
-        condition_number=run.condition_number,
-        units_used=run.units_used,
+    return MatmulHandle(
+        pending, code=code, name=name, n=n, began=began, encode_seconds=encode_seconds
     )
+
+
+def run_encoded(
+    client: Client, code: Code, encoded: Any, B: Any, **kwargs: Any
+) -> MatmulResult:
+    """Run encoded operands (as :func:`start_encoded`) and wait for the result."""
+    return start_encoded(client, code, encoded, B, **kwargs).result()

@@ -19,11 +19,12 @@ import numpy as np
 
 from coded._dispatch import (
     ExecutionOptions,
+    MatmulHandle,
     build_code,
     given_code,
     is_dask_array,
     resolve_workers,
-    run_encoded,
+    start_encoded,
     whole_batches,
 )
 from coded._result import MatmulResult
@@ -311,6 +312,18 @@ def matmul_placed(
     options: ExecutionOptions,
 ) -> MatmulResult:
     """``coded_matmul(A, B)`` for a placed A: encode B alone, run, decode."""
+    return start_placed(A, B, fixed=fixed, client=client, options=options).result()
+
+
+def start_placed(
+    A: PlacedOperand,
+    B: Any,
+    *,
+    fixed: Mapping[str, Any],
+    client: Client | None,
+    options: ExecutionOptions,
+) -> MatmulHandle:
+    """Submit ``A @ B`` for a placed A (B encoded alone); return its handle."""
     from coded.runtime import check_client
 
     if A.is_released:
@@ -337,7 +350,7 @@ def matmul_placed(
     code = A.product_code
     encoded = code.encode_right(A.encoded, B)
     encode_seconds = time.perf_counter() - began
-    return run_encoded(
+    return start_encoded(
         own,
         code,
         encoded,

@@ -271,6 +271,21 @@ class TransposedDecoder(Decoder):
         """``(received, needed)`` whole results."""
         return self._inner.progress
 
+    @property
+    def needs_more(self) -> bool:
+        """As the inner decoder (the same system is solved)."""
+        return self._inner.needs_more
+
+    @property
+    def condition_number(self) -> float:
+        """Condition number of the inner decoder's system."""
+        return self._inner.condition_number
+
+    @property
+    def units_used(self) -> int:
+        """Coded units the inner decoder would use."""
+        return self._inner.units_used
+
     def decode(self) -> Any:
         """Return ``A.T @ y`` (shape ``(d,)`` or ``(d, c)``)."""
         context, p = self._context, self._code.inner.p

@@ -33,10 +33,12 @@ from theory._validation import check_real
 __all__ = [
     "BackupPolicy",
     "Execution",
+    "PendingExecution",
     "execute",
     "forget",
     "new_call_id",
     "scatter_to_workers",
+    "submit_execution",
 ]
 
 _LIVENESS_SECONDS = 0.25
@@ -500,6 +502,43 @@ def execute(
     NotEnoughResultsError
         As soon as no decodable set can still arrive, at the latest at `timeout`.
     """
+    return submit_execution(
+        client,
+        code,
+        encoded,
+        addresses=addresses,
+        batches=batches,
+        faults=faults,
+        timeout=timeout,
+        policy=policy,
+        row_weights=row_weights,
+        placed_lefts=placed_lefts,
+    ).result()
+
+
+def submit_execution(
+    client: Client,
+    code: Code,
+    encoded: EncodedOperands,
+    *,
+    addresses: Sequence[str],
+    batches: Sequence[Sequence[tuple[int, int]]],
+    faults: FaultPlan | None = None,
+    timeout: float = 60.0,
+    policy: BackupPolicy | None = None,
+    row_weights: Sequence[float] | None = None,
+    placed_lefts: Sequence[Future] | None = None,
+) -> PendingExecution:
+    """Place and submit one coded product; return before its results arrive.
+
+    Parameters are those of :func:`execute`. Several products may be in flight
+    at once: each :meth:`PendingExecution.result` waits for its own results only
+    (no thread per product), with its timeout counted from submission.
+
+    Returns
+    -------
+    PendingExecution
+    """
     weights = [1.0] * len(addresses) if row_weights is None else row_weights
     run = _Run(
         client,
@@ -511,32 +550,78 @@ def execute(
         weights,
         placed_lefts=placed_lefts,
     )
-    stages: dict[str, float] = {}
     try:
         began = time.perf_counter()
         run.place()
-        stages["place"] = time.perf_counter() - began
+        place_seconds = time.perf_counter() - began
         futures = run.submit(batches)
-        run.wait(futures, timeout=timeout, policy=policy)
-        stages["wait"] = time.perf_counter() - run.submitted_at
-    finally:
+    except BaseException:
+        run.release()
+        raise
+    return PendingExecution(run, futures, place_seconds, timeout, policy)
+
+
+class PendingExecution:
+    """A submitted coded product (see :func:`submit_execution`)."""
+
+    def __init__(
+        self,
+        run: _Run,
+        futures: list[Future],
+        place_seconds: float,
+        timeout: float,
+        policy: BackupPolicy | None,
+    ) -> None:
+        self._run, self._futures = run, futures
+        self._stages = {"place": place_seconds}
+        self._timeout, self._policy = timeout, policy
+        self._execution: Execution | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def call_id(self) -> str:
+        """Identifier in every Dask key of the product."""
+        return self._run.call_id
+
+    def result(self) -> Execution:
+        """Wait until decodable, release, decode (once; later calls return it).
+
+        Raises
+        ------
+        NotEnoughResultsError
+            As :func:`execute`.
+        """
+        if self._execution is not None:
+            return self._execution
+        if self._error is not None:
+            raise self._error
+        run, stages = self._run, self._stages
+        try:
+            run.wait(self._futures, timeout=self._timeout, policy=self._policy)
+            stages["wait"] = time.perf_counter() - run.submitted_at
+        except BaseException as error:
+            self._error = error
+            raise
+        finally:
+            self._futures = []
+            began = time.perf_counter()
+            cancelled = run.release()
+            stages["release"] = time.perf_counter() - began
         began = time.perf_counter()
-        cancelled = run.release()
-        stages["release"] = time.perf_counter() - began
-    began = time.perf_counter()
-    product = run.decoder.decode()
-    stages["decode"] = time.perf_counter() - began
-    stages["compute"] = max((o.compute_seconds for o in run.outputs), default=0.0)
-    return Execution(
-        product=product,
-        call_id=run.call_id,
-        finish_seconds=tuple(run.finish),
-        used_workers=tuple(sorted(run.used)),
-        failed_workers=tuple(sorted(run.failed_workers())),
-        stage_seconds=stages,
-        cancelled_tasks=cancelled,
-        backup_tasks=run.backups,
-        overlap_seconds=max((o.blocked_seconds for o in run.outputs), default=0.0),
-        condition_number=run.decoder.condition_number,
-        units_used=run.decoder.units_used,
-    )
+        product = run.decoder.decode()
+        stages["decode"] = time.perf_counter() - began
+        stages["compute"] = max((o.compute_seconds for o in run.outputs), default=0.0)
+        self._execution = Execution(
+            product=product,
+            call_id=run.call_id,
+            finish_seconds=tuple(run.finish),
+            used_workers=tuple(sorted(run.used)),
+            failed_workers=tuple(sorted(run.failed_workers())),
+            stage_seconds=stages,
+            cancelled_tasks=cancelled,
+            backup_tasks=run.backups,
+            overlap_seconds=max((o.blocked_seconds for o in run.outputs), default=0.0),
+            condition_number=run.decoder.condition_number,
+            units_used=run.decoder.units_used,
+        )
+        return self._execution

@@ -18,6 +18,7 @@ from coded import (
     Stragglers,
     coded_matmul,
     place_operand,
+    submit_matmul,
 )
 from coded.runtime import worker_addresses
 from theory import WorkerProfile
@@ -342,4 +343,37 @@ def test_transposed_view_bad_input(client):
             coded_matmul(placed, np.full(3, 0.5))
         with pytest.raises(TypeError, match="`B`"):
             coded_matmul(placed.T, np.full(6, 0.5))
+    _assert_no_placement_keys(client, placed)
+
+
+def test_products_in_flight_equal_the_synchronous_ones(client):
+    A, Bs = _operands(9, m=30, d=6)
+    ys = [np.random.default_rng(9).standard_normal(30) for _ in range(2)]
+    stragglers = Stragglers(
+        profile=WorkerProfile.homogeneous(N_WORKERS, a=0.2, mu=1.0), time_unit=0.002
+    )
+    with place_operand(A, client=client, k=4) as placed:
+        handles = [
+            submit_matmul(placed, B, stragglers=stragglers, rng=seed)
+            for seed, B in enumerate(Bs)
+        ]
+        handles += [submit_matmul(placed.T, y, stragglers=stragglers) for y in ys]
+        assert len({handle.call_id for handle in handles}) == len(handles)
+        assert "in flight" in repr(handles[0])
+        in_flight = [handle.result() for handle in reversed(handles)][::-1]
+        assert handles[0].result() is in_flight[0]  # computed once
+        for seed, (B, result) in enumerate(zip(Bs, in_flight, strict=False)):
+            synchronous = coded_matmul(placed, B, stragglers=stragglers, rng=seed)
+            np.testing.assert_allclose(result.product, synchronous.product, atol=1e-9)
+            np.testing.assert_allclose(result.product, A @ B, atol=1e-9)
+        for y, result in zip(ys, in_flight[len(Bs) :], strict=True):
+            np.testing.assert_allclose(result.product, A.T @ y, atol=1e-9)
+        for result in in_flight:
+            assert scheduler_keys(client, result.call_id) == []
+        with pytest.raises(TypeError, match="`A` must be a PlacedOperand"):
+            submit_matmul(A, Bs[0])
+        lost = submit_matmul(placed, Bs[0], stragglers=Stragglers(failing=[0, 1, 2]))
+        for _ in range(2):  # the error is kept
+            with pytest.raises(NotEnoughResultsError):
+                lost.result()
     _assert_no_placement_keys(client, placed)
