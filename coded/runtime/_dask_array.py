@@ -1,8 +1,9 @@
 r"""Encode a ``dask.array`` A where its chunks live: A never reaches the client.
 
 A block code splits A's m rows into K source blocks ``X_j`` of
-``rows = ceil(m / K)`` rows (the last ones zero-padded) and gives worker i the
-share ``Y_i = sum_j G[i, j] X_j``. Here A is rechunked on the cluster into those
+``rows = ceil(m / K)`` rows (the last ones zero-padded) and gives worker i its
+coded units ``Y_u = sum_j G[u, j] X_j`` (one unit, or several sub-blocks),
+stacked. Here A is rechunked on the cluster into those
 row blocks (columns whole), and one task pinned to worker i computes ``Y_i``
 from the blocks it needs (only block j when ``G[i] = e_j``: a systematic or
 replicated share is a plain block). The client sends graphs and receives
@@ -11,6 +12,7 @@ nothing of A: its memory stays O(B + result).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -43,49 +45,64 @@ def check_dask_matrix(A: Any, name: str = "A") -> tuple[int, int]:
 
 
 def encode_share(
-    *blocks: np.ndarray, coefficients: Sequence[int | float], rows: int, p: int | None
+    *blocks: np.ndarray,
+    coefficients: Sequence[Sequence[int | float]],
+    rows: int,
+    p: int | None,
 ) -> np.ndarray:
-    """``sum_j coefficients[j] blocks[j]`` (mod `p`), zero-padded to `rows` rows.
+    """Return a worker's coded units ``sum_j coefficients[u][j] blocks[j]``, stacked.
 
-    Runs on the worker that keeps the share. Over the reals the blocks must be
-    finite; over GF(p) they must hold integers (signed: taken modulo p).
+    Runs on the worker that keeps the share. Each unit is zero-padded to `rows`
+    rows; over the reals the blocks must be finite, over GF(p) integers (signed
+    ones are taken modulo p).
 
     Parameters
     ----------
     *blocks : numpy.ndarray, shape (<= rows, d)
-        The source blocks the share combines.
-    coefficients : sequence of int or float
-        Their generator coefficients ``G[i, j]`` (residues over GF(p)).
+        The source blocks the units combine.
+    coefficients : sequence of sequences of int or float
+        ``coefficients[u][j]``: generator coefficient of block j in unit u
+        (residues over GF(p)).
     rows : int
-        Rows of a source block.
+        Rows of a source block (and of a unit).
     p : int, optional
         The prime over GF(p), or None over the reals.
 
     Returns
     -------
-    numpy.ndarray, shape (rows, d)
+    numpy.ndarray, shape (units * rows, d)
         float64, or int64 residues in ``[0, p)``.
     """
     d = blocks[0].shape[1]
-    if p is None:
-        share = np.zeros((rows, d), dtype=np.float64)
-        for coefficient, block in zip(coefficients, blocks, strict=True):
-            block = np.asarray(block, dtype=np.float64)
-            if not np.all(np.isfinite(block)):
-                raise ValueError("`A` must be finite (no NaN or inf).")
-            share[: block.shape[0]] += coefficient * block
-        return share
-    share = np.zeros((rows, d), dtype=np.int64)
-    for coefficient, block in zip(coefficients, blocks, strict=True):
-        if np.asarray(block).dtype.kind not in "iu":
-            raise TypeError(
-                f"`A` must hold integers over GF({p}), got dtype {block.dtype}."
-            )
-        residues = np.mod(np.asarray(block, dtype=np.int64), p)
-        share[: block.shape[0]] = np.mod(
-            share[: block.shape[0]] + int(coefficient) * residues, p
-        )
+    sources = [_source(block, p) for block in blocks]
+    dtype = np.float64 if p is None else np.int64
+    share = np.zeros((len(coefficients) * rows, d), dtype=dtype)
+    for u, row in enumerate(coefficients):
+        unit = share[u * rows : (u + 1) * rows]
+        for coefficient, source in zip(row, sources, strict=True):
+            if coefficient == 0:
+                continue
+            part = unit[: source.shape[0]]
+            if p is None:
+                part += coefficient * source
+            else:
+                part[:] = np.mod(part + int(coefficient) * source, p)
     return share
+
+
+def _source(block: np.ndarray, p: int | None) -> np.ndarray:
+    """Return a block as float64 (checked finite) or as residues modulo `p`."""
+    block = np.asarray(block)
+    if p is None:
+        block = np.asarray(block, dtype=np.float64)
+        if not np.all(np.isfinite(block)):
+            raise ValueError("`A` must be finite (no NaN or inf).")
+        return block
+    if block.dtype.kind not in "iu":
+        raise TypeError(
+            f"`A` must hold integers over GF({p}), got dtype {block.dtype}."
+        )
+    return np.mod(np.asarray(block, dtype=np.int64), p)
 
 
 def _abs_max(A: Any) -> int:
@@ -126,6 +143,7 @@ def place_dask_rows(
     """
     m, d = check_dask_matrix(A)
     p, G = code.p, code.generator
+    offsets = code._offsets  # worker i holds units offsets[i] .. offsets[i + 1] - 1
     K = G.shape[1]
     rows = -(-m // K)
     whole, rest = divmod(m, rows)
@@ -136,12 +154,13 @@ def place_dask_rows(
     futures: list[Future] = []
     try:
         for i, (address, key) in enumerate(zip(addresses, keys, strict=True)):
-            used = [j for j in range(len(block_futures)) if G[i, j] != 0]
+            units = G[offsets[i] : offsets[i + 1]]
+            used = [j for j in range(len(block_futures)) if units[:, j].any()]
             futures.append(
                 client.submit(
                     encode_share,
                     *(block_futures[j] for j in used),
-                    coefficients=[G[i, j].item() for j in used],
+                    coefficients=units[:, used].tolist(),
                     rows=rows,
                     p=p,
                     key=key,
@@ -166,7 +185,10 @@ def place_dask_rows(
             future.release()
         del blocks
     dtype = np.float64 if p is None else np.int64
-    stand_in = np.broadcast_to(np.zeros((), dtype=dtype), (rows, d))
+    stand_ins = tuple(
+        np.broadcast_to(np.zeros((), dtype=dtype), ((stop - start) * rows, d))
+        for start, stop in itertools.pairwise(offsets)
+    )
     context = UnitContext(
         m=m,
         c=1,
@@ -177,7 +199,7 @@ def place_dask_rows(
         a_bound=a_bound,
     )
     encoded = EncodedOperands(
-        lefts=(stand_in,) * len(addresses),
+        lefts=stand_ins,
         rights=None,
         shared_right=np.zeros(d, dtype=dtype),
         context=context,
