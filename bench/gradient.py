@@ -1,4 +1,6 @@
-"""Gradient coding vs uncoded, replication and ignoring stragglers: logistic regression.
+"""Gradient coding vs uncoded, replication, partial returns, ignoring stragglers.
+
+Logistic regression.
 
 One embedded cluster of 8 single-threaded workers, ``s = 2``, and the straggler model
 of ``docs/theory/gradient_coding.md`` injected inside the tasks: 6 workers with
@@ -9,7 +11,7 @@ seeing the same worker speeds at a step (common random numbers).
 
 Reported (medians over repeats, ratios taken within a repeat):
 
-- time to reach the uncoded run's final loss (coded, replication, ignore);
+- time to reach the uncoded run's final loss (coded, replication, partial, ignore);
 - mean step seconds against the model's prediction
   (``theory.expected_gradient_step_time`` times ``time_unit``);
 - the largest relative error of each exact scheme's gradient against the full
@@ -39,7 +41,7 @@ from _harness import import_project, write_results
 
 N, S, D = 8, 2, 100
 SLOW = (6, 7)
-SCHEMES = ("uncoded", "coded", "replication", "ignore")
+SCHEMES = ("uncoded", "coded", "replication", "ignore", "partial")
 
 
 def make_data(m: int, seed: int):
@@ -185,7 +187,8 @@ def main() -> None:
             placements["coded"].gradient(np.zeros(D)).step_seconds for _ in range(10)
         ]
         for repeat in range(repeats):
-            order = SCHEMES[repeat % 4 :] + SCHEMES[: repeat % 4]
+            shift = repeat % len(SCHEMES)
+            order = SCHEMES[shift:] + SCHEMES[:shift]
             for scheme in order:
                 began = time.perf_counter()
                 result, error = run_scheme(
@@ -238,6 +241,7 @@ def main() -> None:
         "ratio_coded_over_uncoded": ratio("coded", "uncoded"),
         "ratio_coded_over_replication": ratio("coded", "replication"),
         "ratio_replication_over_uncoded": ratio("replication", "uncoded"),
+        "ratio_partial_over_uncoded": ratio("partial", "uncoded"),
         "ignore_reached_target": [not np.isnan(t["ignore"]) for t in per_repeat],
         "ignore_final_loss_over_uncoded": med(
             [
@@ -262,6 +266,7 @@ def main() -> None:
         "time_to_uncoded_final_loss_seconds",
         "ratio_coded_over_uncoded",
         "ratio_coded_over_replication",
+        "ratio_partial_over_uncoded",
         "mean_step_seconds_measured",
         "mean_step_seconds_model",
         "no_straggler_step_seconds_median",

@@ -14,7 +14,9 @@ The baselines run through the same path: ``"uncoded"`` (one partition a worker,
 wait for all), ``"replication"`` (the coded placement, partial gradients returned
 separately, first copy of each partition used) and ``"ignore"`` (one partition a
 worker, the fastest ``n - s`` summed and rescaled: inexact, the record names the
-missing partitions).
+missing partitions). ``"partial"`` handles partial stragglers: the replication
+placement with each partial gradient returned as soon as it is computed, so the
+partitions a slow worker did finish count.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ class GradientStep:
         The decoded full gradient ``sum_j grad(D_j, params)`` (the rescaled
         estimate for ``"ignore"``).
     scheme : str
-        ``"coded"``, ``"uncoded"``, ``"replication"`` or ``"ignore"``.
+        ``"coded"``, ``"uncoded"``, ``"replication"``, ``"ignore"`` or
+        ``"partial"``.
     is_exact : bool
         False only for ``"ignore"`` with partitions missing.
     used_workers, failed_workers : tuple of int
@@ -283,7 +286,7 @@ def place_gradient_data(
         pure and picklable; the full gradient is the sum over partitions.
     client : distributed.Client
         A running client with at least ``n`` workers.
-    scheme : {"coded", "uncoded", "replication", "ignore"}
+    scheme : {"coded", "uncoded", "replication", "ignore", "partial"}
         See the module docstring.
     n : int, optional
         Workers and partitions (default: every worker of the cluster).

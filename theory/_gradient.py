@@ -14,6 +14,8 @@ scheme                    load ``l_i``         step time
                                                by a finished worker
 ``"uncoded"``             ``m / n``            :math:`T_{(n:n)}`
 ``"ignore"``              ``m / n``            :math:`T_{(n-s:n)}` (inexact)
+``"partial"``             ``(s + 1) m / n``    as replication, a worker's partial
+                                               gradients counted one by one
 ========================  ===================  ==================================
 
 Since the :math:`T_i` are independent, each step time has an exact CDF ``F``
@@ -41,7 +43,14 @@ __all__ = [
     "simulate_gradient_step_time",
 ]
 
-GRADIENT_SCHEMES = ("coded", "fractional", "replication", "uncoded", "ignore")
+GRADIENT_SCHEMES = (
+    "coded",
+    "fractional",
+    "replication",
+    "uncoded",
+    "ignore",
+    "partial",
+)
 
 
 def _check(profile: object, s: object, scheme: object, rows: object):
@@ -70,7 +79,7 @@ def gradient_loads(n: int, s: int, scheme: str, *, rows: float = 1.0) -> np.ndar
     ----------
     n, s : int
         Workers (= partitions) and stragglers tolerated.
-    scheme : {"coded", "fractional", "replication", "uncoded", "ignore"}
+    scheme : {"coded", "fractional", "replication", "uncoded", "ignore", "partial"}
         The scheme.
     rows : float
         Rows ``m`` of the whole data set.
@@ -125,8 +134,39 @@ def _circular_cover(p: np.ndarray, s: int) -> np.ndarray:
     return np.trace(product, axis1=1, axis2=2)
 
 
+def _partial_cover(t: np.ndarray, profile: WorkerProfile, s: int, rows: float):
+    """P[every partition has a computed copy] when partial gradients stream back.
+
+    [derived] Worker ``h`` computes partitions ``h, h + 1, .., h + s`` in turn,
+    ``T_h / (s + 1)`` each, so by ``t`` it has done ``c_h`` of them with
+    ``P[c_h >= k] = P[k T_h / (s + 1) <= t]``. The state before position ``j``
+    is the number ``r`` of positions from ``j`` on that earlier workers covered;
+    position ``j`` is covered iff ``max(r, c_j) >= 1`` and the next state is
+    ``max(r, c_j) - 1``. As for replication, ``trace(prod_j M_j)`` counts each
+    configuration once (a start state is forgotten after ``s`` positions).
+    """
+    n, states = profile.n, s + 1
+    per_partition = np.full(n, rows / n)
+    at_least = np.ones((len(t), n, s + 3))
+    for k in range(1, s + 2):
+        at_least[:, :, k] = _finished(t / k, profile, per_partition)
+    at_least[:, :, s + 2] = 0.0
+    pmf = at_least[:, :, :-1] - at_least[:, :, 1:]  # P[c_h = k], k = 0..s+1
+    product = np.broadcast_to(np.eye(states), (len(t), states, states)).copy()
+    for j in range(n):
+        step = np.zeros((len(t), states, states))
+        for r in range(states):
+            for c in range(s + 2):
+                if max(r, c) >= 1:
+                    step[:, r, max(r, c) - 1] += pmf[:, j, c]
+        product = product @ step
+    return np.trace(product, axis1=1, axis2=2)
+
+
 def _step_cdf(t: np.ndarray, profile: WorkerProfile, s: int, scheme: str, rows: float):
     n = profile.n
+    if scheme == "partial":
+        return _partial_cover(t, profile, s, rows)
     p = _finished(t, profile, gradient_loads(n, s, scheme, rows=rows))
     if scheme == "uncoded":
         return p.prod(axis=1)
@@ -149,7 +189,7 @@ def expected_gradient_step_time(
         Per-worker ``(a_i, mu_i)`` of the ``n`` workers, per row.
     s : int
         Stragglers tolerated, ``0 <= s < n``.
-    scheme : {"coded", "fractional", "replication", "uncoded", "ignore"}
+    scheme : {"coded", "fractional", "replication", "uncoded", "ignore", "partial"}
         ``"coded"``: any ``n - s`` workers decode (the cyclic constructions).
     rows : float
         Rows ``m`` of the data set (the time is in the profile's units per row
@@ -193,14 +233,19 @@ def expected_gradient_step_time(
     return float(start + _integrate(survival, start, end)[0])
 
 
-def _cover_times(T: np.ndarray, s: int) -> np.ndarray:
+def _cover_times(T: np.ndarray, s: int, *, partial: bool = False) -> np.ndarray:
     """Per trial: the time every partition ``j`` has a finished holder.
 
-    Partition ``j`` is held by workers ``j - s .. j`` (mod n).
+    Partition ``j`` is held by workers ``j - s .. j`` (mod n), at position ``k``
+    of worker ``j - k``'s order; with `partial` returns, that copy is ready at
+    ``(k + 1) T / (s + 1)``, else at ``T``.
     """
     n = T.shape[1]
     holders = (np.arange(n)[:, None] - np.arange(s + 1)[None, :]) % n
-    return T[:, holders].min(axis=2).max(axis=1)
+    ready = T[:, holders]
+    if partial:
+        ready = ready * (np.arange(1, s + 2) / (s + 1))
+    return ready.min(axis=2).max(axis=1)
 
 
 def simulate_gradient_step_time(
@@ -249,5 +294,5 @@ def simulate_gradient_step_time(
     elif scheme == "fractional":
         times = T.reshape(trials, n // (s + 1), s + 1).min(axis=2).max(axis=1)
     else:
-        times = _cover_times(T, s)
+        times = _cover_times(T, s, partial=scheme == "partial")
     return SimulationResult.from_samples(times, quantiles)

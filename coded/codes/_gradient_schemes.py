@@ -12,7 +12,10 @@ a :class:`GradientDecoder`. Four schemes share this path:
   worker), each worker returns its partial gradients separately, the first copy
   of each partition is used;
 - ``"ignore"``: one partition a worker, the fastest ``n - s`` are summed and
-  rescaled to the whole data set (inexact; the missing partitions are reported).
+  rescaled to the whole data set (inexact; the missing partitions are reported);
+- ``"partial"``: the replication placement, each worker returning each partial
+  gradient as soon as it is computed (a chain of one-partition batches), so the
+  finished partitions of a partial straggler count.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ __all__ = [
     "combine",
 ]
 
-GRADIENT_SCHEMES = ("coded", "uncoded", "replication", "ignore")
+GRADIENT_SCHEMES = ("coded", "uncoded", "replication", "ignore", "partial")
+_SEPARATE = ("replication", "partial")  # partial gradients returned separately
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -65,20 +69,21 @@ class WorkerShare:
 
     @property
     def shape(self) -> tuple[int]:
-        """``(number of partitions,)``."""
+        """``(number of partitions,)``: a batch covers a range of them."""
         return (len(self.partitions),)
 
     def __getitem__(self, index: slice) -> WorkerShare:
-        """Return the share for the executor's one batch, ``share[0:len]``.
-
-        A gradient task always covers all of the worker's partitions.
-        """
-        if (index.start or 0) != 0 or index.stop not in (None, len(self.partitions)):
-            raise ValueError(
-                f"a gradient task covers all {len(self.partitions)} partitions of "
-                f"worker {self.worker}, got the batch {index}."
-            )
-        return self
+        """Return the share restricted to partitions ``[start:stop]`` (a batch)."""
+        if (index.start or 0) == 0 and index.stop in (None, len(self.partitions)):
+            return self
+        coefficients = self.coefficients
+        return WorkerShare(
+            worker=self.worker,
+            partitions=self.partitions[index],
+            data=self.data[index],
+            coefficients=None if coefficients is None else coefficients[index],
+            grad=self.grad,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,7 +135,7 @@ class GradientScheme(Code):
 
     Parameters
     ----------
-    name : {"coded", "uncoded", "replication", "ignore"}
+    name : {"coded", "uncoded", "replication", "ignore", "partial"}
         The scheme.
     n : int
         Workers (= data partitions).
@@ -156,7 +161,7 @@ class GradientScheme(Code):
                 f"`scheme` must be one of {GRADIENT_SCHEMES}, got {name!r}."
             )
         self.name = name
-        code_s = s if name in ("coded", "replication") else 0
+        code_s = s if name in ("coded", *_SEPARATE) else 0
         self.code = GradientCode(
             n, code_s, construction if name == "coded" else "cyclic"
         )
@@ -175,7 +180,7 @@ class GradientScheme(Code):
 
     def coefficients(self, worker: int) -> np.ndarray | None:
         """Worker `worker`'s row of ``B`` on its partitions (None: separately)."""
-        if self.name == "replication":
+        if self.name in _SEPARATE:
             return None
         return np.array(self.code.B[worker, list(self.supports[worker])])
 
@@ -207,10 +212,17 @@ class GradientScheme(Code):
         chosen = set(workers)
         if self.name == "ignore":
             return len(chosen) >= self.n - self.s
-        if self.name == "replication":
+        if self.name in _SEPARATE:
             covered = {j for i in chosen for j in self.supports[i]}
             return len(covered) == self.n
         return self.code.is_decodable(chosen)
+
+    @property
+    def batches(self) -> list[list[tuple[int, int]]]:
+        """Each worker's chain of partition ranges (one batch unless partial)."""
+        if self.name == "partial":
+            return [[(k, k + 1) for k in range(len(p))] for p in self.supports]
+        return [[(0, len(p))] for p in self.supports]
 
     def missing_partitions(self, workers: Iterable[int]) -> tuple[int, ...]:
         """Partitions held by none of `workers`."""
@@ -224,25 +236,34 @@ class GradientDecoder(Decoder):
     def __init__(self, scheme: GradientScheme) -> None:
         self.scheme = scheme
         self.returns: dict[int, Any] = {}
+        self.partials: dict[int, np.ndarray] = {}  # first copy of each partition
 
     def add(self, piece: Piece) -> None:
-        """Record one worker's return; raise :class:`GradientError` on a failure."""
+        """Record one return; raise :class:`GradientError` on a failure."""
         value = piece.value
         if isinstance(value, GradientFailure):
             raise GradientError(
                 f"`grad` failed on worker {value.worker}, partition "
                 f"{value.partition}: {value.message}."
             )
+        if self.scheme.name in _SEPARATE:
+            support = self.scheme.supports[piece.worker][piece.start : piece.stop]
+            for j, partial in zip(support, value, strict=True):
+                self.partials.setdefault(j, partial)
         self.returns.setdefault(piece.worker, value)
 
     @property
     def is_decodable(self) -> bool:
         """Whether the returns so far suffice."""
+        if self.scheme.name in _SEPARATE:
+            return len(self.partials) == self.scheme.n
         return self.scheme.is_decodable(self.returns)
 
     @property
     def progress(self) -> tuple[int, int]:
-        """``(returns received, n - s)``."""
+        """``(received, needed)``: partitions (replication, partial) or returns."""
+        if self.scheme.name in _SEPARATE:
+            return len(self.partials), self.scheme.n
         return len(self.returns), self.scheme.recovery_threshold
 
     def decode(self) -> np.ndarray:
@@ -251,15 +272,11 @@ class GradientDecoder(Decoder):
         if not self.is_decodable:
             received, needed = self.progress
             raise NotEnoughResultsError(
-                f"received {received} of the {needed} worker returns needed for "
-                f"the {scheme.name} gradient (from workers {sorted(self.returns)})."
+                f"received {received} of the {needed} results needed for the "
+                f"{scheme.name} gradient (from workers {sorted(self.returns)})."
             )
-        if scheme.name == "replication":
-            first: dict[int, np.ndarray] = {}
-            for i, stacked in self.returns.items():
-                for j, partial in zip(scheme.supports[i], stacked, strict=True):
-                    first.setdefault(j, partial)
-            return np.sum([first[j] for j in sorted(first)], axis=0)
+        if scheme.name in _SEPARATE:
+            return np.sum([self.partials[j] for j in range(scheme.n)], axis=0)
         if scheme.name == "ignore":
             total = np.sum([self.returns[i] for i in sorted(self.returns)], axis=0)
             rows = sum(scheme.partition_rows[i] for i in self.returns)

@@ -143,7 +143,7 @@ def run_gradient_step(
         scheme,
         encoded,
         addresses=addresses,
-        batches=[[(0, c)] for c in counts],
+        batches=scheme.batches,
         faults=faults,
         timeout=timeout,
         row_weights=weights,

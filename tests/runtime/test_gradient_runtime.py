@@ -46,6 +46,7 @@ def _assert_full(gradient):
         ("coded", "fractional", 2, [0, 1]),
         ("coded", "stable", 3, [0, 2, 3]),
         ("replication", "stable", 2, [2, 3]),
+        ("partial", "stable", 2, [0, 1]),
         ("uncoded", "stable", 2, []),
     ],
 )
@@ -72,7 +73,12 @@ def test_up_to_s_lost_workers_give_the_exact_gradient(
 
 @pytest.mark.parametrize(
     ("scheme", "s", "lost"),
-    [("coded", 1, [0, 3]), ("replication", 1, [2, 3]), ("uncoded", 2, [4])],
+    [
+        ("coded", 1, [0, 3]),
+        ("replication", 1, [2, 3]),
+        ("partial", 1, [4, 5]),
+        ("uncoded", 2, [4]),
+    ],
 )
 def test_more_than_s_lost_workers_raise_before_the_timeout(client, scheme, s, lost):
     with place_gradient_data(
@@ -92,6 +98,19 @@ def test_stragglers_are_not_waited_for_and_are_cancelled(client):
     assert set(step.used_workers) == {1, 2, 4, 5}
     assert step.cancelled_tasks == 2
     assert np.isnan(step.finish_seconds[0])
+
+
+def test_partial_returns_of_slow_workers_count(client):
+    # worker 5 is slow but its first partition (5) arrives; workers 3 and 4 never
+    # answer, so partition 5 (held by 3, 4, 5) can only come from worker 5
+    slow = Stragglers(delays={5: 0.2}, failing=[3, 4])
+    with place_gradient_data(
+        (X, Y), logistic_grad, client=client, scheme="partial", s=2
+    ) as placed:
+        step = placed.gradient(W, stragglers=slow, timeout=25)
+    _assert_full(step.gradient)
+    assert 5 in step.used_workers
+    assert step.is_exact
 
 
 def test_ignore_stragglers_is_inexact_and_names_the_missing_partitions(client):

@@ -43,8 +43,10 @@ def test_homogeneous_closed_forms(n, data, a, mu, rows):
         groups = n // (s + 1)
         expected = l_coded * (a + H(groups) / ((s + 1) * mu))
         assert exact("fractional") == pytest.approx(expected, rel=1e-8)
-    # replication waits for a cover, which any n - s finished workers are
+    # replication waits for a cover, which any n - s finished workers are;
+    # partial returns only make each partition's copy arrive earlier
     assert exact("replication") <= exact("coded") * (1 + 1e-9)
+    assert exact("partial") <= exact("replication") * (1 + 1e-9)
 
 
 @pytest.mark.parametrize(("n", "s"), [(4, 0), (5, 1), (6, 2), (7, 3), (6, 5)])
@@ -92,6 +94,15 @@ def test_heterogeneous_coded_is_the_order_statistic():
 def test_loads():
     assert gradient_loads(8, 2, "replication", rows=80.0).tolist() == [30.0] * 8
     assert gradient_loads(8, 2, "ignore", rows=80.0).tolist() == [10.0] * 8
+    assert gradient_loads(8, 2, "partial", rows=80.0).tolist() == [30.0] * 8
+
+
+def test_partial_cover_with_all_or_nothing_returns_is_replication():
+    # s = 0: one partition a worker, partial returns change nothing
+    p = WorkerProfile(a=[0.5, 1.0, 0.2, 0.7], mu=[1.0, 2.0, 0.5, 3.0])
+    assert expected_gradient_step_time(p, 0, scheme="partial") == pytest.approx(
+        expected_gradient_step_time(p, 0, scheme="uncoded"), rel=1e-9
+    )
 
 
 @pytest.mark.parametrize(
