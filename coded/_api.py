@@ -80,8 +80,8 @@ def coded_matmul(
         (4 for the embedded cluster).
     k : int, optional
         Recovery threshold of the MDS and polynomial schemes, ``1 <= k <= n``;
-        defaults to :func:`default_k` (``floor(3n/4)``; ``n`` for uncoded and
-        speculative). The polynomial code splits it as ``k = p_a p_b``
+        defaults to :func:`coded._dispatch.default_k` (``floor(3n/4)``; ``n`` for
+        uncoded and speculative). The polynomial code splits it as ``k = p_a p_b``
         (``p_a >= p_b``, as square as possible; ``p_b = 1`` when B is a vector).
     r : int, optional
         Copies of each block for ``scheme="replication"`` (``r`` divides ``n``;

@@ -1,5 +1,6 @@
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", max_examples=50, deadline=None)
@@ -19,3 +20,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture(scope="session")
+def docs_build(tmp_path_factory):
+    """The Sphinx site, built once per session (tests/_docs_build.py)."""
+    pytest.importorskip("sphinx")
+    pytest.importorskip("myst_nb")
+    from _docs_build import build_docs
+
+    return build_docs(tmp_path_factory.mktemp("docs"))

@@ -1,6 +1,7 @@
 """The user documentation: every example in docs/**/*.md runs and prints its value."""
 
 import doctest
+import importlib
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,59 @@ def test_fences_are_blanked_outside_python():
     kept = python_examples(text).splitlines()
     assert kept == ["", "", "", "", "", ">>> 1 + 1", "2", ""]
     assert stray_prompts(text) == [3]
+
+
+# --- the Sphinx site (built once per session by the docs_build fixture) -----------
+
+# one documented function per package, whose page must show its numpydoc sections
+PACKAGES = {
+    "coded": "coded_matmul",
+    "theory": "hcmm_loads",
+    "allocation": "solve_hcmm",
+    "mapreduce": "plan_shuffle",
+}
+SECTIONS = (
+    "index",
+    "guide/quickstart",
+    "guide/concepts",
+    "guide/choosing",
+    "guide/cluster",
+    "guide/mapreduce",
+    "theory/index",
+    "theory/model",
+    "theory/stragglers",
+    "theory/allocation",
+    "theory/mapreduce",
+    "examples",
+    "api/index",
+)
+
+
+def test_sphinx_build_has_no_warnings(docs_build):
+    assert docs_build.returncode == 0, docs_build.log[-6000:]
+    assert "WARNING: " not in docs_build.log, docs_build.log[-6000:]
+
+
+def test_site_has_every_section(docs_build):
+    missing = [s for s in SECTIONS if not (docs_build.html / f"{s}.html").is_file()]
+    assert missing == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_api_reference_documents_every_public_name(docs_build, package):
+    module = importlib.import_module(package)
+    pages = docs_build.html / "api" / "generated"
+    missing = [
+        name
+        for name in module.__all__
+        if not (pages / f"{package}.{name}.html").is_file()
+    ]
+    assert missing == []
+    assert "Parameters" in docs_build.page(
+        f"api/generated/{package}.{module.__all__[-1]}"
+    )
+
+
+def test_theory_pages_render_their_check_values(docs_build):
+    assert "0.0313" in docs_build.page("theory/stragglers")
+    assert "24.544" in docs_build.page("theory/allocation")
