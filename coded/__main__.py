@@ -5,15 +5,19 @@ shifted-exponential stragglers (docs/theory/model.md) inside the tasks, runs ``A
 uncoded, with 2-replication and with an (8, 6) MDS code, and ``A @ B`` with an (8, 6)
 polynomial code, repeats each R times and prints one table: median latency, speedup
 vs uncoded, the latency Lee et al.'s formulas predict for the injected model, and the
-largest error vs numpy.
+largest error vs numpy. ``--plot FILE`` saves the per-worker timeline of the last
+run (a Gantt chart of its tasks, see ``MatmulResult.plot_timeline``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -70,9 +74,20 @@ def _rows(a: float, mu: float) -> list[_Row]:
 
 
 def run_demo(
-    *, repeats: int, m: int, d: int, seed: int, a: float, mu: float, time_unit: float
+    *,
+    repeats: int,
+    m: int,
+    d: int,
+    seed: int,
+    a: float,
+    mu: float,
+    time_unit: float,
+    plot: str | None = None,
 ) -> str:
-    """Run the demo and return the table (see the module docstring)."""
+    """Run the demo and return the table (see the module docstring).
+
+    With `plot`, the timeline of the last run is saved to that file.
+    """
     from tqdm import tqdm
 
     from coded import LocalCodedCluster, Stragglers, coded_matmul
@@ -106,6 +121,7 @@ def run_demo(
                     **row.options,
                 )
                 latencies[row.label].append(result.latency_seconds)
+                last = (row.label, result)
                 error = float(np.max(np.abs(result.product - A @ right)))
                 errors[row.label] = max(errors[row.label], error)
                 progress.update()
@@ -134,7 +150,17 @@ def run_demo(
         "in a repeat; measured latency also includes Dask scheduling, encoding and "
         "decoding."
     )
+    if plot is not None:
+        lines.append(_save_timeline(*last, plot))
     return "\n".join(lines)
+
+
+def _save_timeline(label: str, result: Any, path: str) -> str:
+    import matplotlib.pyplot as plt
+
+    ax = result.plot_timeline(path=path)
+    plt.close(ax.figure)
+    return f"timeline of the last run ({label}) saved to {path}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -156,7 +182,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--repeats", type=int, default=15, help="runs per scheme")
     demo.add_argument("--seed", type=int, default=2018)
     demo.add_argument("--quick", action="store_true", help="3 repeats, small sizes")
+    demo.add_argument(
+        "--plot", metavar="FILE", help="save the last run's timeline (png, pdf, svg)"
+    )
     args = parser.parse_args(argv)
+    if args.plot is not None:
+        folder = Path(args.plot).resolve().parent
+        if not folder.is_dir():
+            parser.error(f"--plot: folder {folder} does not exist")
+        if importlib.util.find_spec("matplotlib") is None:
+            parser.error(
+                "--plot needs matplotlib (pip install 'coded-computing[notebooks]')"
+            )
     repeats = 3 if args.quick else args.repeats
     if repeats < 1:
         parser.error(f"--repeats must be >= 1, got {repeats}")
@@ -169,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         a=0.2,
         mu=1.0,
         time_unit=0.5e-3 * 2400 / m,
+        plot=args.plot,
     )
     print(table)
     return 0

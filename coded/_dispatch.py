@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from coded._injection import Stragglers
-from coded._result import STAGES, MatmulResult
+from coded._result import STAGES, MatmulResult, TaskRecord
 from coded.codes import Code
 from theory._rng import RngLike
 from theory._validation import check_finite_matrix, check_int, check_k_of_n, check_real
@@ -362,6 +362,17 @@ class MatmulHandle:
                 overlap_seconds=run.overlap_seconds,
                 condition_number=run.condition_number,
                 units_used=run.units_used,
+                tasks=tuple(
+                    TaskRecord(
+                        worker=worker,
+                        batch=batch,
+                        rows=(start, stop),
+                        finish_seconds=finish,
+                        status=status,
+                        copies=copies,
+                    )
+                    for worker, batch, start, stop, finish, status, copies in run.tasks
+                ),
             )
         return self._result
 
@@ -403,6 +414,7 @@ def start_encoded(
         policy=BackupPolicy() if name == "speculative" else None,
         row_weights=weights,
         placed_lefts=placed_lefts,
+        label=f"{name}-{n}-{code.recovery_threshold}",
     )
     return MatmulHandle(
         pending, code=code, name=name, n=n, began=began, encode_seconds=encode_seconds

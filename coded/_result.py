@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -9,12 +10,44 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["STAGES", "MatmulResult"]
+__all__ = ["STAGES", "MatmulResult", "TaskRecord"]
 
 STAGES = ("encode", "place", "compute", "wait", "decode", "release", "total")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskRecord:
+    """One task of a run: a batch of rows computed by one worker.
+
+    Parameters
+    ----------
+    worker : int
+        The code worker (share) that ran it.
+    batch : int
+        Its place in the worker's chain of batches (0 for a whole share).
+    rows : tuple of (int, int)
+        Row range ``[start, stop)`` of the worker's share that it computed.
+    finish_seconds : float
+        Seconds from submission until its result reached the decoder (NaN if it
+        did not).
+    status : {"used", "unused", "cancelled", "failed"}
+        ``"used"``: its result reached the decoder; ``"unused"``: it finished
+        once the product was already decodable, and was not read;
+        ``"cancelled"``: still queued or running then, and cancelled;
+        ``"failed"``: every copy raised or lost its Dask worker.
+    copies : int
+        Copies submitted (more than 1 with speculative backup tasks).
+    """
+
+    worker: int
+    batch: int
+    rows: tuple[int, int]
+    finish_seconds: float
+    status: str
+    copies: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
 class MatmulResult:
     """The product of a distributed coded run and its record.
 
@@ -60,6 +93,15 @@ class MatmulResult:
         submission until decodable (``Allocation.expected_latency``, in the
         profile's seconds), to compare with the measured
         ``stage_seconds["wait"]``; None otherwise.
+    tasks : tuple of TaskRecord
+        Every task of the run, in submission order (what :meth:`plot_timeline`
+        draws).
+
+    Notes
+    -----
+    ``repr(result)`` and, in Jupyter, an HTML table summarise the record;
+    :meth:`plot_timeline` draws it as a Gantt chart. Both read the record only,
+    so a stored result can be inspected without a cluster.
     """
 
     product: Any
@@ -77,10 +119,12 @@ class MatmulResult:
     condition_number: float = float("nan")
     units_used: int = 0
     predicted_seconds: float | None = None
+    tasks: tuple[TaskRecord, ...] = ()
 
     def __post_init__(self) -> None:
         stages = MappingProxyType(dict(self.stage_seconds))
         object.__setattr__(self, "stage_seconds", stages)
+        object.__setattr__(self, "tasks", tuple(self.tasks))
         if isinstance(self.product, np.ndarray):
             product = self.product.view()
             product.setflags(write=False)
@@ -90,3 +134,46 @@ class MatmulResult:
     def latency_seconds(self) -> float:
         """End-to-end seconds of the call (``stage_seconds["total"]``)."""
         return self.stage_seconds["total"]
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        # the read-only stage mapping does not pickle; rebuild from a dict
+        fields = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        fields["stage_seconds"] = dict(self.stage_seconds)
+        return functools.partial(MatmulResult, **fields), ()
+
+    def __repr__(self) -> str:
+        from coded._timeline import summary_text
+
+        return summary_text(self)
+
+    def _repr_html_(self) -> str:
+        from coded._timeline import summary_html
+
+        return summary_html(self)
+
+    def plot_timeline(self, ax: Any = None, *, path: Any = None) -> Any:
+        """Draw each worker's tasks over time (a Gantt chart of the record).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw; a new figure by default.
+        path : str or path-like, optional
+            Also save the figure there (the format follows the suffix).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Notes
+        -----
+        Blue bars: results that reached the decoder; grey hatched: tasks
+        cancelled once the product was decodable (dashed line); red: failed.
+        See :func:`coded._timeline.plot_timeline`.
+        """
+        from coded._timeline import plot_timeline
+
+        ax = plot_timeline(self, ax)
+        if path is not None:
+            ax.figure.savefig(path, bbox_inches="tight", dpi=120)
+        return ax

@@ -61,6 +61,8 @@ def test_fences_are_blanked_outside_python():
 
 
 # --- the Sphinx site (built once per session by the docs_build fixture) -----------
+# The first test to ask for the site waits for the build, notebooks included.
+site = pytest.mark.timeout(1800)
 
 # one documented function per package, whose page must show its numpydoc sections
 PACKAGES = {
@@ -86,16 +88,19 @@ SECTIONS = (
 )
 
 
+@site
 def test_sphinx_build_has_no_warnings(docs_build):
     assert docs_build.returncode == 0, docs_build.log[-6000:]
     assert "WARNING: " not in docs_build.log, docs_build.log[-6000:]
 
 
+@site
 def test_site_has_every_section(docs_build):
     missing = [s for s in SECTIONS if not (docs_build.html / f"{s}.html").is_file()]
     assert missing == []
 
 
+@site
 @pytest.mark.parametrize("package", PACKAGES)
 def test_api_reference_documents_every_public_name(docs_build, package):
     module = importlib.import_module(package)
@@ -111,6 +116,7 @@ def test_api_reference_documents_every_public_name(docs_build, package):
     )
 
 
+@site
 def test_theory_pages_render_their_check_values(docs_build):
     assert "0.0313" in docs_build.page("theory/stragglers")
     assert "24.544" in docs_build.page("theory/allocation")

@@ -20,6 +20,7 @@ def _code(path: Path) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # the first one waits for the docs build
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_executes_and_draws(path, docs_build):
     assert docs_build.returncode == 0, docs_build.log[-6000:]

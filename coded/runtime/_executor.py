@@ -87,6 +87,9 @@ class Execution:
     overlap_seconds: float
     condition_number: float = float("nan")
     units_used: int = 0
+    # per task: (worker, batch, start row, stop row, finish seconds or NaN,
+    # "used" | "unused" | "cancelled" | "failed", copies)
+    tasks: tuple[tuple[int, int, int, int, float, str, int], ...] = ()
 
 
 def new_call_id() -> str:
@@ -104,6 +107,17 @@ class _Task:
     hosts: list[str] = field(default_factory=list)
     failed_copies: set[int] = field(default_factory=set)
     is_done: bool = False
+    finish: float = float("nan")
+
+    @property
+    def status(self) -> str:
+        """used, failed, unused (finished once decodable, not read) or cancelled."""
+        if self.is_done:
+            return "used"
+        if self.is_failed:
+            return "failed"
+        finished = any(copy.status == "finished" for copy in self.copies)
+        return "unused" if finished else "cancelled"
 
     @property
     def is_failed(self) -> bool:
@@ -172,6 +186,7 @@ class _Run:
         call_id: str,
         row_weights: Sequence[float],
         placed_lefts: Sequence[Future] | None = None,
+        label: str = "",
     ) -> None:
         self.client, self.code, self.encoded = client, code, encoded
         self.placed_lefts = None if placed_lefts is None else list(placed_lefts)
@@ -190,10 +205,13 @@ class _Run:
         self.backups = 0
         self.submitted_at = 0.0
         self.ac: as_completed | None = None
+        self.label = label
+        self.records: tuple[tuple[int, int, int, int, float, str, int], ...] = ()
 
     # ---- place and submit ------------------------------------------------
     def _key(self, *parts: object) -> str:
-        return "-".join(["coded", self.call_id, *map(str, parts)])
+        """``coded-<label>-<parts>-<call id>``: the dashboard shows the scheme."""
+        return "-".join(["coded", self.label, *map(str, parts), self.call_id])
 
     def place(self) -> None:
         """Ship the operands: lefts once per worker, a shared right at most once.
@@ -284,7 +302,7 @@ class _Run:
         for i, ranges in enumerate(batches):
             previous = None
             for j, (start, stop) in enumerate(ranges):
-                key = self._key("task", i, j)
+                key = self._key("share", i, f"b{j}")
                 task = self.tasks[key] = _Task(
                     worker=i, batch=j, start=start, stop=stop
                 )
@@ -320,6 +338,7 @@ class _Run:
             return
         task.is_done = True
         now = time.perf_counter() - self.submitted_at
+        task.finish = now
         self.finish[task.worker] = now
         self.durations.append(now)
         self.used.add(task.worker)
@@ -422,6 +441,10 @@ class _Run:
             if not copy.done()
         }
         cancelled = sum(not f.done() for t in self.tasks.values() for f in t.copies)
+        self.records = tuple(
+            (t.worker, t.batch, t.start, t.stop, t.finish, t.status, len(t.copies))
+            for t in self.tasks.values()
+        )
         if self.ac is not None:
             self.ac.clear()
         for future in [f for t in self.tasks.values() for f in t.copies]:
@@ -446,6 +469,11 @@ class _Run:
         return cancelled
 
 
+def _label(code: Code) -> str:
+    name = type(code).__name__.removesuffix("Code").lower() or "code"
+    return f"{name}-{code.n}-{code.recovery_threshold}"
+
+
 def _nbytes(value: Any) -> int:
     return int(getattr(value, "nbytes", 0))
 
@@ -462,6 +490,7 @@ def execute(
     policy: BackupPolicy | None = None,
     row_weights: Sequence[float] | None = None,
     placed_lefts: Sequence[Future] | None = None,
+    label: str | None = None,
 ) -> Execution:
     """Run one coded product on the cluster and decode it as early as possible.
 
@@ -492,6 +521,10 @@ def execute(
         ``encoded.lefts`` already on their workers (one future per worker, from
         :func:`coded.place_operand`): only the right operands are shipped, and
         the call never releases these.
+    label : str, optional
+        Names the run in its Dask keys, ``coded-<label>-share-<i>-b<j>-<id>``,
+        so that the dashboard's task stream shows the scheme and the share
+        (default: the code's class, n and threshold, e.g. ``mds-8-6``).
 
     Returns
     -------
@@ -513,6 +546,7 @@ def execute(
         policy=policy,
         row_weights=row_weights,
         placed_lefts=placed_lefts,
+        label=label,
     ).result()
 
 
@@ -528,6 +562,7 @@ def submit_execution(
     policy: BackupPolicy | None = None,
     row_weights: Sequence[float] | None = None,
     placed_lefts: Sequence[Future] | None = None,
+    label: str | None = None,
 ) -> PendingExecution:
     """Place and submit one coded product; return before its results arrive.
 
@@ -549,6 +584,7 @@ def submit_execution(
         new_call_id(),
         weights,
         placed_lefts=placed_lefts,
+        label=label or _label(code),
     )
     try:
         began = time.perf_counter()
@@ -623,5 +659,6 @@ class PendingExecution:
             overlap_seconds=max((o.blocked_seconds for o in run.outputs), default=0.0),
             condition_number=run.decoder.condition_number,
             units_used=run.decoder.units_used,
+            tasks=run.records,
         )
         return self._execution
