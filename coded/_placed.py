@@ -106,7 +106,7 @@ class PlacedOperand:
         blocks side by side and returns ``Y_i^T [y_0 .. y_{K-1}]`` (``d x K``);
         any set of workers that decodes ``A @ x`` decodes
         ``A.T @ y = sum_j X_j^T y_j`` (see ``coded._transpose``). Memory: none
-        beyond A's shares ((n / k) |A| in all for an (n, k) MDS code); per call
+        beyond A's shares (``(n / k) |A|`` in all for an (n, k) MDS code); per call
         each worker receives all m entries of y and returns d K entries.
 
         Raises

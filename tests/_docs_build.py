@@ -69,4 +69,9 @@ def build_docs(workdir: Path) -> DocsBuild:
     done = subprocess.run(
         command, env=env, capture_output=True, text=True, timeout=1500, check=False
     )
-    return DocsBuild(done.returncode, done.stdout + done.stderr, html)
+    log = "".join(  # without the notebook kernels' start-up chatter
+        line
+        for line in (done.stdout + done.stderr).splitlines(keepends=True)
+        if not line.startswith("[IPKernelApp]")
+    )
+    return DocsBuild(done.returncode, log, html)
