@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "ExecutionOptions": "coded._dispatch",
     "MatmulHandle": "coded._dispatch",
     "MatmulResult": "coded._result",
+    "TaskRecord": "coded._result",
     "PlacedOperand": "coded._placed",
     "place_operand": "coded._placed",
     "Stragglers": "coded._injection",

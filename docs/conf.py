@@ -63,29 +63,43 @@ html_theme_options = {
 }
 html_static_path: list[str] = []
 
-# The API pages list every name of each public module's ``__all__``, so a new public
-# name is documented as soon as it is exported. A name re-exported by ``coded`` is
-# documented there only.
-API_MODULES = (
-    "coded",
-    "coded.codes",
-    "coded.runtime",
-    "coded.testing",
-    "theory",
-    "allocation",
-    "mapreduce",
-)
+# The API pages list every name of each public module's ``__all__`` (the four
+# packages and their public submodules, found by walking them), so a new public name
+# or module is documented as soon as it is exported. An object re-exported by an
+# earlier module (``coded.MDSCode`` from ``coded.codes``) is documented there only.
+PACKAGES = ("coded", "theory", "allocation", "mapreduce")
+
+
+def _public_modules() -> list[str]:
+    import importlib
+    import pkgutil
+
+    names = []
+    for package in PACKAGES:
+        names.append(package)
+        path = importlib.import_module(package).__path__
+        names += sorted(
+            f"{package}.{info.name}"
+            for info in pkgutil.iter_modules(path)
+            if not info.name.startswith("_")
+        )
+    return names
 
 
 def _write_api_pages(source: Path) -> None:
     import importlib
 
-    seen: set[str] = set()
-    for name in API_MODULES:
+    seen: set[int] = set()
+    for name in _public_modules():
         module = importlib.import_module(name)
-        names = [n for n in module.__all__ if n not in seen]
-        if name == "coded":
-            seen.update(module.__all__)
+        names = [
+            n
+            for n in getattr(module, "__all__", ())
+            if id(getattr(module, n)) not in seen
+        ]
+        seen.update(id(getattr(module, n)) for n in names)
+        if not names:
+            continue
         title = f"``{name}``"
         lines = [
             title,
