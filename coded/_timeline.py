@@ -76,6 +76,11 @@ def summary_text(result: Any) -> str:
         f"{i}:{_seconds(t)}" for i, t in enumerate(result.finish_seconds)
     )
     stages = "  ".join(f"{s} {v:.4f}" for s, v in result.stage_seconds.items())
+    extras = []
+    if not math.isnan(getattr(result, "condition_number", math.nan)):
+        extras.append(f"decode condition number {result.condition_number:.3g}")
+    if getattr(result, "predicted_seconds", None) is not None:
+        extras.append(f"predicted wait {result.predicted_seconds:.4f} s")
     return "\n".join(
         [
             f"MatmulResult(scheme={result.scheme!r}, n={result.n}, k={result.k}, "
@@ -86,6 +91,7 @@ def summary_text(result: Any) -> str:
             f"backup tasks: {result.backup_tasks}",
             f"  finish s (worker:seconds, - = none arrived): {finish}",
             f"  stages s: {stages}",
+            *(f"  {extra}" for extra in extras),
         ]
     )
 

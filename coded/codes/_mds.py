@@ -159,7 +159,7 @@ class MDSCode(BlockCode):
 
     A (shape ``(m, d)``) is split into ``K = ell k`` row blocks ``A_0..A_{K-1}``;
     worker i gets the ``ell`` coded blocks ``sum_j G[ell i + r, j] A_j``,
-    ``r < ell``, stacked, and returns them times B. ``ell`` (:attr:`subblocks`) is
+    ``r < ell``, stacked, and returns them times B. ``ell`` (``subblocks``) is
     1 except for the complex-frame and rotation constructions over the reals
     (``ell = 2``: the real embedding of a complex code).
 
