@@ -249,6 +249,86 @@ def run_repeated(client, repeats, rng, quick):
     }
 
 
+def run_placed_floor(client, quick):
+    """No stragglers: a placed (8, 6) MDS A @ x vs a trivial round trip, dask.array."""
+    sys.path.append(str(_HERE))
+    from floor import measure
+
+    m, d = (4000, 200) if quick else (20000, 500)
+    rng = np.random.default_rng(11)
+    row = measure(client, rng.standard_normal((m, d)), rng.standard_normal(d), 30)
+    return {"shape": [m, d], **row}
+
+
+def _sample_peak_rss(stop, peak):
+    import psutil
+
+    process = psutil.Process()
+    while not stop.wait(0.005):
+        peak[0] = max(peak[0], process.memory_info().rss)
+
+
+def run_dask_rss(gib):
+    """A dask.array A of `gib` GiB generated on 8 worker processes times x, (8, 6)
+    MDS: the client's peak RSS growth during the call (sampled every 5 ms)."""
+    import threading
+
+    import dask.array as da
+    import psutil
+    from distributed import wait
+
+    from coded import LocalCodedCluster, coded_matmul
+
+    d = 1024
+    m = int(gib * 2**30) // (8 * d)
+    x = np.random.default_rng(1).standard_normal(d)
+    with LocalCodedCluster(n_workers=N, processes=True) as cluster:
+        client = cluster.client
+        A = da.random.default_rng(0).standard_normal((m, d), chunks=(m // 16, d))
+        A = client.persist(A)
+        wait(A)
+        expected = (A @ x).compute()  # dask's own product, for the check
+        base = psutil.Process().memory_info().rss
+        peak, stop = [base], threading.Event()
+        sampler = threading.Thread(target=_sample_peak_rss, args=(stop, peak))
+        sampler.start()
+        began = time.perf_counter()
+        try:
+            result = coded_matmul(A, x, k=K, client=client, timeout=600.0)
+        finally:
+            stop.set()
+            sampler.join()
+        seconds = time.perf_counter() - began
+    return {
+        "A_gib": m * d * 8 / 2**30,
+        "shape": [m, d],
+        "client_rss_growth_mib": (peak[0] - base) / 2**20,
+        "seconds": seconds,
+        "stage_seconds": dict(result.stage_seconds),
+        "max_abs_error_vs_dask": float(np.abs(result.product - expected).max()),
+    }
+
+
+def print_targets(report):
+    floor = report.get("placed_floor")
+    if floor:
+        print(
+            f"\n== placed (8,6) MDS A @ x, A {floor['shape']}, no stragglers: "
+            f"{1e3 * floor['coded_total']:.1f} ms vs trivial round trip "
+            f"{1e3 * floor['trivial_round_trip']:.1f} ms "
+            f"({floor['coded_vs_trivial']:.1f}x) and dask.array "
+            f"{1e3 * floor['dask_array']:.1f} ms ({floor['coded_vs_dask_array']:.2f}x)"
+        )
+    rss = report.get("dask_rss")
+    if rss:
+        print(
+            f"== dask.array A {rss['shape']} ({rss['A_gib']:.2f} GiB) @ x: "
+            f"{rss['seconds']:.1f} s, client peak RSS growth "
+            f"{rss['client_rss_growth_mib']:.1f} MiB, max error vs dask "
+            f"{rss['max_abs_error_vs_dask']:.1e}"
+        )
+
+
 def print_tables(report):
     for name, scenario in report["scenarios"].items():
         print(f"\n== {name}: {scenario['description']}")
@@ -294,6 +374,18 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--dask-gib",
+        type=float,
+        default=0.0,
+        help="also encode a dask.array A of this many GiB on 8 worker processes "
+        "and report the client's peak RSS growth (the issue's target: 4)",
+    )
+    parser.add_argument(
+        "--targets-only",
+        action="store_true",
+        help="run only the placed-floor and dask.array RSS sections",
+    )
     args = parser.parse_args()
     repeats = args.repeats or (3 if args.quick else 25)
     m, d = (480, 40) if args.quick else (2400, 100)
@@ -317,8 +409,20 @@ def main():
         "scenarios": {},
     }
     began = time.perf_counter()
+    if args.targets_only:
+        with LocalCodedCluster(n_workers=N) as cluster:
+            report["placed_floor"] = run_placed_floor(cluster.client, args.quick)
+        if args.dask_gib:
+            report["dask_rss"] = run_dask_rss(args.dask_gib)
+        print_targets(report)
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        path = RESULTS / f"matmul_targets{'_quick' if args.quick else ''}.json"
+        path.write_text(json.dumps(report, indent=1))
+        print(f"wrote {path}")
+        return
     with LocalCodedCluster(n_workers=N) as cluster:
         client = cluster.client
+        report["placed_floor"] = run_placed_floor(client, args.quick)
         for name, profile in profiles().items():
             spec = Stragglers(profile=profile, time_unit=time_unit)
             scenario = run_scenario(client, name, spec, A, x, repeats, rng)
@@ -331,8 +435,11 @@ def main():
         report["no_stragglers"]["repeated"] = run_repeated(
             client, repeats, rng, args.quick
         )
+    if args.dask_gib:
+        report["dask_rss"] = run_dask_rss(args.dask_gib)
     report["seconds"] = time.perf_counter() - began
     print_tables(report)
+    print_targets(report)
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "matmul.json"
     path.write_text(json.dumps(report, indent=1))
