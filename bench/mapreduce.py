@@ -237,6 +237,11 @@ def wordcount_cases(client, texts, bandwidth) -> list[dict]:
     return rows
 
 
+def _progress(row: dict) -> None:
+    """One line as soon as a case is done (a long run shows where it is)."""
+    print(f"  done: {row['scheme']:<34} {row['total_seconds']:>7.2f} s", flush=True)
+
+
 def median_rows(runs: list[dict]) -> dict:
     """Medians of the numeric fields over repeats; other fields from the first."""
     out = dict(runs[0])
@@ -309,11 +314,14 @@ def main() -> None:
                 for _ in range(repeats)
             ]
             rows.append({"scheme": name, "r": r, **median_rows(runs)})
+            _progress(rows[-1])
         for how in ("sort_values", "shuffle"):
             runs = [dataframe_case(client, records, how) for _ in range(repeats)]
             rows.append({"scheme": f"dd.{how}", **median_rows(runs)})
+            _progress(rows[-1])
         runs = [bag_case(client, records) for _ in range(repeats)]
         rows.append({"scheme": "dask.bag groupby", **median_rows(runs)})
+        _progress(rows[-1])
         for _ in range(repeats):
             words.append(wordcount_cases(client, texts, bandwidth))
     _print_terasort(rows, n, repeats, bandwidth)
