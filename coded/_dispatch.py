@@ -301,7 +301,7 @@ def whole_batches(lefts: Any) -> list[list[tuple[int, int]]]:
 
 
 class MatmulHandle:
-    """A coded product in flight; :meth:`result` returns its :class:`MatmulResult`.
+    """A coded product in flight; `MatmulHandle.result` gives its `MatmulResult`.
 
     Returned by :func:`coded.submit_matmul`. The product's tasks are already on
     the cluster; several handles may be outstanding at once, each waiting only
