@@ -36,6 +36,8 @@ _EXPORTS: dict[str, str] = {
     "IllConditionedWarning": "coded.errors",
     "NonFiniteResultError": "coded.errors",
     "NotEnoughResultsError": "coded.errors",
+    "ResourceError": "coded.errors",
+    "SchedulerLostError": "coded.errors",
     "Piece": "coded.codes",
     "LocalCodedCluster": "coded.runtime",
     "ExecutionOptions": "coded._dispatch",

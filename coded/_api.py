@@ -20,6 +20,7 @@ from coded._dispatch import (
     Scheme,
     build_code,
     check_operands,
+    check_resources,
     execution_options,
     given_code,
     is_dask_array,
@@ -186,6 +187,7 @@ def coded_matmul(
         n = len(addresses)
         if code is None:
             code = build_code(name, n, k, r, field, np.ndim(B) == 1)
+        check_resources(own, code, np.shape(A), np.shape(B), addresses)
         encode_began = time.perf_counter()
         encoded = code.encode_operands(A, B)
         encode_seconds = time.perf_counter() - encode_began

@@ -35,6 +35,7 @@ __all__ = [
     "Scheme",
     "build_code",
     "check_operands",
+    "check_resources",
     "default_k",
     "execution_options",
     "given_code",
@@ -54,6 +55,7 @@ SCHEMES: tuple[str, ...] = (
     "speculative",
 )
 EMBEDDED_WORKERS = 4
+_QUERY_LIMITS_BYTES = 16 * 2**20  # smaller shares fit any worker: skip the query
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -293,6 +295,34 @@ def given_code(
         return (scheme if isinstance(scheme, Code) else None), None, name
     code, batches = _allocation_plan(allocation, name, n, k, r, m, field)
     return code, batches, f"allocation ({allocation.solver})"
+
+
+def check_resources(
+    client: Client,
+    code: Code,
+    A_shape: tuple[int, ...],
+    B_shape: tuple[int, ...],
+    addresses: list[str],
+) -> None:
+    """Raise `ResourceError` before encoding if the call cannot fit in memory.
+
+    The client's estimate is checked against its available RAM; the workers'
+    against their Dask ``memory_limit`` (queried only when a share is large).
+    """
+    import psutil
+
+    from coded._resources import check_memory, estimate_memory
+    from coded.runtime import memory_limits
+
+    m, d = A_shape
+    c = B_shape[1] if len(B_shape) == 2 else 1
+    estimate = estimate_memory(code, m, d, c)
+    worth_asking = max(estimate.worker_bytes, default=0) > _QUERY_LIMITS_BYTES
+    check_memory(
+        estimate,
+        client_available=psutil.virtual_memory().available,
+        worker_limits=memory_limits(client, addresses) if worth_asking else [],
+    )
 
 
 def whole_batches(lefts: Any) -> list[list[tuple[int, int]]]:

@@ -4,6 +4,12 @@
 rows to it once; ``coded_matmul(placed, B)`` then encodes only B against A's
 encoding (``Code.encode_right``) and runs the same plan -> run -> decode path as a
 one-shot call, with the placed futures as the workers' left operands.
+
+A placement heals: a share lost with its worker is a straggler that never returns
+(calls skip it), and :meth:`PlacedOperand.repair` rebuilds lost shares on live
+workers from any decodable set of surviving ones (on the cluster, without A), on
+request or automatically before a call once the tolerance left falls below
+``repair_margin``.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +27,7 @@ from coded._dispatch import (
     ExecutionOptions,
     MatmulHandle,
     build_code,
+    check_resources,
     given_code,
     is_dask_array,
     resolve_workers,
@@ -30,7 +37,8 @@ from coded._dispatch import (
 from coded._result import MatmulResult
 from coded._transpose import TransposedCode
 from coded.codes import Code, EncodedOperands
-from theory._validation import check_finite_matrix
+from coded.errors import NotEnoughResultsError
+from theory._validation import check_finite_matrix, check_int, check_real
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -59,7 +67,8 @@ class PlacedOperand:
     scheme : str
         The scheme's name, as in :class:`coded.MatmulResult`.
     addresses : tuple of str
-        The Dask worker holding each code worker's coded rows.
+        The Dask worker each code worker's coded rows were placed on (see
+        :attr:`locations` after a repair).
     batches : tuple of tuple of (int, int)
         Row ranges of each worker's batch chain.
     client : distributed.Client
@@ -70,6 +79,9 @@ class PlacedOperand:
         Seconds spent once: ``encode`` (A) and ``place`` (scatter of the shares).
     is_transposed : bool
         Whether this view multiplies by ``A.T`` (see :attr:`T`).
+    repair_margin : int, optional
+        Repair automatically before a call once :attr:`tolerance_left` is below
+        this many workers (None: only on request, with :meth:`repair`).
     """
 
     code: Code
@@ -82,6 +94,8 @@ class PlacedOperand:
     stage_seconds: Mapping[str, float]
     _futures: list[Any]
     is_transposed: bool = False
+    repair_margin: int | None = None
+    _moved: dict[int, str] = field(default_factory=dict)  # shared by both views
 
     def __post_init__(self) -> None:
         stages = MappingProxyType(dict(self.stage_seconds))
@@ -131,8 +145,80 @@ class PlacedOperand:
 
     @property
     def futures(self) -> tuple[Any, ...]:
-        """The per-worker futures of the coded shares (empty once released)."""
+        """Per-worker share futures (None: never placed; empty once released)."""
         return tuple(self._futures)
+
+    @property
+    def locations(self) -> tuple[str, ...]:
+        """The Dask worker holding each code worker's share now (after repairs)."""
+        return tuple(self._moved.get(i, a) for i, a in enumerate(self.addresses))
+
+    @property
+    def live(self) -> tuple[int, ...]:
+        """Code workers whose share the cluster still holds (as the client knows).
+
+        A share is dropped when its Dask worker dies; the client learns it from
+        the scheduler within moments (calls also check the worker list).
+        """
+        return tuple(
+            i
+            for i, share in enumerate(self._futures)
+            if share is not None and share.status == "finished"
+        )
+
+    @property
+    def tolerance_left(self) -> int:
+        """How many more shares may be lost before calls fail (negative: too few).
+
+        The code's tolerance (``n - k`` for an (n, k) MDS code) minus the shares
+        lost so far.
+        """
+        lost = self.n - len(self.live)
+        return int(self.code.n) - int(self.code.recovery_threshold) - lost
+
+    def repair(self, *, timeout: float = 60.0) -> tuple[int, ...]:
+        """Rebuild the lost shares on live workers from surviving ones.
+
+        Erasure-code repair on the cluster: each lost share is recomputed by a
+        task from any decodable set of surviving shares (A is not needed), on a
+        worker holding no share of this placement (a replacement worker) if there
+        is one, else on the live holder with the fewest shares. Both views
+        (``placed`` and ``placed.T``) see the repair.
+
+        Parameters
+        ----------
+        timeout : float
+            Seconds to wait for the rebuilt shares.
+
+        Returns
+        -------
+        tuple of int
+            The code workers repaired (empty if nothing was lost).
+
+        Raises
+        ------
+        NotEnoughResultsError
+            Too few shares survive to decode (place A again), or a rebuild did
+            not finish within `timeout`.
+        """
+        from coded.runtime._repair import repair_shares
+
+        if self.is_released:
+            raise ValueError(f"placement {self.placement_id} was released.")
+        futures, targets = repair_shares(
+            self.client,
+            self.code,
+            self._futures,
+            self.locations,
+            key_prefix=f"coded-{self.placement_id}-left",
+            timeout=check_real(timeout, "timeout", min_value=0, strict_min=True),
+        )
+        for i, future in futures.items():
+            stale, self._futures[i] = self._futures[i], future
+            self._moved[i] = targets[i]
+            if stale is not None:
+                stale.release()
+        return tuple(sorted(futures))
 
     @property
     def is_released(self) -> bool:
@@ -146,8 +232,9 @@ class PlacedOperand:
         """
         from coded.runtime._executor import forget
 
-        if self._futures and self.client.status == "running":
-            forget(self.client, self._futures)
+        placed = [share for share in self._futures if share is not None]
+        if placed and self.client.status == "running":
+            forget(self.client, placed)
         self._futures.clear()
 
     def __repr__(self) -> str:
@@ -174,6 +261,7 @@ def place_operand(
     r: int | None = None,
     field: Any = None,
     allocation: Allocation | None = None,
+    repair_margin: int | None = None,
 ) -> PlacedOperand:
     """Encode A once with a row code and place its coded shares on the workers.
 
@@ -192,6 +280,11 @@ def place_operand(
         ``field="exact"`` encode B with A and are rejected.
     n, k, r, field, allocation
         As in :func:`coded.coded_matmul`.
+    repair_margin : int, optional
+        Repair lost shares automatically before a call once fewer than
+        `repair_margin` more losses would be tolerated (see
+        :meth:`PlacedOperand.repair`); ``1`` keeps the placement able to lose
+        one more worker. None (default): repair only on request.
 
     Returns
     -------
@@ -200,6 +293,10 @@ def place_operand(
 
     Raises
     ------
+    NotEnoughResultsError
+        Workers died while the shares were shipped and too few shares arrived.
+    ResourceError
+        The encoding or a worker's share would not fit in memory.
     ValueError
         A two-sided code (polynomial, exact), bad `n`/`k`/`r`, a closed client.
     TypeError
@@ -221,6 +318,8 @@ def place_operand(
     from coded.runtime._executor import new_call_id
 
     client = check_client(client)
+    if repair_margin is not None:
+        repair_margin = check_int(repair_margin, "repair_margin", min_value=0)
     name, n = resolve_workers(scheme, n, k)
     lazy = is_dask_array(A)
     if lazy:
@@ -235,6 +334,7 @@ def place_operand(
     addresses = worker_addresses(client, n or (None if code is None else code.n))
     if code is None:
         code = build_code(name, len(addresses), k, r, field, True)
+    check_resources(client, code, A_shape, A_shape[1:], addresses)
     placement_id = new_call_id()
     keys = [f"coded-{placement_id}-left-{i}" for i in range(len(addresses))]
     if lazy:
@@ -245,7 +345,7 @@ def place_operand(
     encoded, futures, stage_seconds = placed
     if batches is None:
         batches = whole_batches(encoded.lefts)
-    return PlacedOperand(
+    placement = PlacedOperand(
         code=code,
         encoded=encoded,
         scheme=name,
@@ -255,7 +355,30 @@ def place_operand(
         placement_id=placement_id,
         stage_seconds=stage_seconds,
         _futures=futures,
+        repair_margin=repair_margin,
     )
+    if not code.is_decodable(placement.live):  # workers died while shipping
+        lost = {
+            i: f"its share never reached {addresses[i]}"
+            for i in range(placement.n)
+            if i not in placement.live
+        }
+        placement.release()
+        raise NotEnoughResultsError(
+            f"only workers {list(placement.live)} took their shares, which do not "
+            f"decode; lost {lost}.",
+            lost_workers=lost,
+            tolerance=int(code.n) - int(code.recovery_threshold),
+        )
+    _heal(placement)
+    return placement
+
+
+def _heal(placement: PlacedOperand) -> None:
+    """Repair `placement` if its tolerance left is below its repair margin."""
+    margin = placement.repair_margin
+    if margin is not None and placement.tolerance_left < margin:
+        placement.repair()
 
 
 def _place_array(
@@ -275,13 +398,13 @@ def _place_array(
     code.encode_right(encoded, placeholder)  # a row code? (raises otherwise)
     encode_seconds = time.perf_counter() - began
     began = time.perf_counter()
-    placed = scatter_to_workers(
+    placed, _ = scatter_to_workers(  # a share that failed is lost (None)
         client,
         [{key: left} for key, left in zip(keys, encoded.lefts, strict=True)],
         addresses,
     )
     stages = {"encode": encode_seconds, "place": time.perf_counter() - began}
-    return encoded, [placed[key] for key in keys], stages
+    return encoded, [placed.get(key) for key in keys], stages
 
 
 def _place_dask_array(
@@ -346,6 +469,7 @@ def start_placed(
             f"{client!r}."
         )
     own = check_client(A.client)
+    _heal(A)
     began = time.perf_counter()
     code = A.product_code
     encoded = code.encode_right(A.encoded, B)
@@ -356,7 +480,7 @@ def start_placed(
         encoded,
         encoded.shared_right if A.is_transposed else B,
         name=A.scheme,
-        addresses=list(A.addresses),
+        addresses=list(A.locations),
         batches=A.batches,
         began=began,
         encode_seconds=encode_seconds,

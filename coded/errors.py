@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 __all__ = [
     "DecodingError",
     "GradientError",
     "IllConditionedWarning",
     "NonFiniteResultError",
     "NotEnoughResultsError",
+    "ResourceError",
+    "SchedulerLostError",
 ]
 
 
@@ -23,7 +28,46 @@ class NotEnoughResultsError(DecodingError):
 
     Raised by the runtime as soon as it is certain that no decodable set of results
     can still arrive, and at the latest at the timeout. The message says how many
-    results arrived and how many were needed.
+    results arrived and how many were needed, which workers were lost and why, and
+    how many lost workers the code tolerates.
+
+    Parameters
+    ----------
+    message : str
+        What happened.
+    lost_workers : mapping of int to str, optional
+        Code worker -> why it was lost (its Dask worker left the cluster, its
+        placed share was lost, its task raised, ...).
+    tolerance : int, optional
+        Lost workers the code survives whichever they are (``n - k`` for an
+        (n, k) MDS code).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        lost_workers: Mapping[int, str] | None = None,
+        tolerance: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.lost_workers = MappingProxyType(dict(lost_workers or {}))
+        self.tolerance = tolerance
+
+
+class SchedulerLostError(ConnectionError):
+    """The Dask scheduler became unreachable during a call: no result can arrive.
+
+    Raised instead of waiting; the client cannot be used again until it
+    reconnects.
+    """
+
+
+class ResourceError(MemoryError):
+    """A call would not fit in memory (client RAM or a worker's memory limit).
+
+    Raised before encoding or placing anything; the message gives the estimate
+    and the limit it exceeds.
     """
 
 

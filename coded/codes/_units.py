@@ -378,6 +378,72 @@ class UnitCode(Code):
             context=dataclasses.replace(context, c=c, width=c, is_vector=B_.ndim == 1),
         )
 
+    def repair(
+        self, shares: Mapping[int, Any], workers: Iterable[int]
+    ) -> dict[int, np.ndarray]:
+        """Recompute the coded shares of `workers` from surviving shares.
+
+        Erasure-code repair: the sources are solved from any decodable set of
+        shares (``S``) and re-encoded, ``share_i = G_i G_S^{-1} shares_S``; A is
+        never needed.
+
+        Parameters
+        ----------
+        shares : mapping of int to array
+            Surviving coded shares ``{worker: encoded.lefts[worker]}`` (int64
+            residues over GF(p)); their workers must be a decodable set.
+        workers : iterable of int
+            The workers whose shares to rebuild.
+
+        Returns
+        -------
+        dict of int to numpy.ndarray
+            ``{worker: share}``, equal to ``encode_operands(A, B).lefts[worker]``
+            (exactly over GF(p), to rounding over the reals).
+
+        Raises
+        ------
+        DecodingError
+            If the surviving workers are not a decodable set.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from coded.codes import MDSCode
+        >>> code, A = MDSCode(4, 2, field=65537), np.arange(8).reshape(4, 2)
+        >>> lefts = code.encode_operands(A, np.ones(2, dtype=int)).lefts
+        >>> rebuilt = code.repair({1: lefts[1], 3: lefts[3]}, [0])
+        >>> bool(np.array_equal(rebuilt[0], lefts[0]))
+        True
+        """
+        survivors = sorted({self._check_worker(j) for j in shares})
+        targets = [self._check_worker(i) for i in workers]
+        if not self.is_decodable(survivors):
+            raise DecodingError(
+                f"cannot repair: the shares of workers {survivors} are not a "
+                "decodable set."
+            )
+        offsets = self._offsets.tolist()
+        arrays = {j: np.asarray(shares[j]) for j in survivors}
+        loaded = [j for j in survivors if offsets[j + 1] > offsets[j]]
+        sample = arrays[loaded[0]]
+        rows = sample.shape[0] // (offsets[loaded[0] + 1] - offsets[loaded[0]])
+        d = sample.shape[1]
+        N, K = self._G.shape
+        values = np.zeros((N, rows, d), dtype=sample.dtype)
+        received = np.zeros((N, rows), dtype=bool)
+        for j in loaded:
+            values[offsets[j] : offsets[j + 1]] = arrays[j].reshape(-1, rows, d)
+            received[offsets[j] : offsets[j + 1]] = True
+        plan = self._plan(received)
+        sources = self._solve_units(values, received, plan).reshape(K, rows * d)
+        return {
+            i: fields.matmul(
+                self._G[offsets[i] : offsets[i + 1]], sources, self._p
+            ).reshape(-1, d)
+            for i in targets
+        }
+
     def _usable(self, received: np.ndarray) -> np.ndarray:
         """Per source row: distinct sources covered + non-unit units received."""
         K = self._G.shape[1]

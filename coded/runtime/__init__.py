@@ -13,6 +13,7 @@ from coded.runtime._cluster import (
     LocalCodedCluster,
     check_client,
     client_for_call,
+    memory_limits,
     worker_addresses,
 )
 from coded.runtime._executor import BackupPolicy, Execution, execute
@@ -25,6 +26,7 @@ __all__ = [
     "check_client",
     "client_for_call",
     "execute",
+    "memory_limits",
     "profile_workers",
     "worker_addresses",
 ]

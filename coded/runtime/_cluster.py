@@ -10,7 +10,13 @@ from distributed import Client, LocalCluster
 
 from theory._validation import check_int
 
-__all__ = ["LocalCodedCluster", "check_client", "client_for_call", "worker_addresses"]
+__all__ = [
+    "LocalCodedCluster",
+    "check_client",
+    "client_for_call",
+    "memory_limits",
+    "worker_addresses",
+]
 
 
 class LocalCodedCluster:
@@ -122,6 +128,12 @@ def client_for_call(
     else:
         with LocalCodedCluster(n_workers=n_workers) as cluster:
             yield cluster.client
+
+
+def memory_limits(client: Client, addresses: list[str]) -> list[int | None]:
+    """Each worker's Dask ``memory_limit`` in bytes (None or 0: unlimited)."""
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    return [workers.get(address, {}).get("memory_limit") for address in addresses]
 
 
 def worker_addresses(client: Client, n: int | None) -> list[str]:

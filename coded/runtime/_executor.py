@@ -6,6 +6,13 @@ The executor knows a code only through ``encode_operands``' output, ``multiply``
 in order (batch ``j + 1`` depends on batch ``j``), each returning one Piece. A
 uniform code is the one-batch case. Speculative backup tasks (the Spark baseline)
 are an execution policy of the same loop.
+
+Failure semantics: a worker that dies, disconnects, lost its placed share or whose
+task raises is a straggler that never returns. Nothing more is shipped to it once
+that is known; the call decodes from the others, or raises `NotEnoughResultsError`
+(naming the lost workers and the code's tolerance) as soon as no decodable set can
+still arrive, at the latest at `timeout`. A lost scheduler raises
+`SchedulerLostError`.
 """
 
 from __future__ import annotations
@@ -23,10 +30,11 @@ from typing import Any
 from dask._task_spec import Task, TaskRef
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from distributed import Client, Future, as_completed
+from distributed.comm import CommClosedError
 
 from coded._injection import FaultPlan, TaskFault
 from coded.codes import Code, EncodedOperands
-from coded.errors import NotEnoughResultsError
+from coded.errors import NotEnoughResultsError, SchedulerLostError
 from coded.runtime._worker import TaskOutput, run_batch, signal_cancel
 from theory._validation import check_real
 
@@ -36,15 +44,19 @@ __all__ = [
     "PendingExecution",
     "execute",
     "forget",
+    "live_addresses",
     "new_call_id",
+    "on_scheduler",
     "scatter_to_workers",
     "submit_execution",
+    "tolerance",
 ]
 
 _LIVENESS_SECONDS = 0.25
 _IDLE_POLL_SECONDS = 0.25
 _BACKUP_POLL_SECONDS = 0.01
 _FORGET_POLLS = 5_000  # 10 s at 2 ms
+_SCHEDULER_SECONDS = 30.0  # longest wait for one scheduler query (forget: 10 s)
 EMBED_BYTES = 1 << 20  # a shared right operand up to 1 MiB travels in the tasks
 
 
@@ -119,6 +131,8 @@ class _Task:
         finished = any(copy.status == "finished" for copy in self.copies)
         return "unused" if finished else "cancelled"
 
+    is_retried: bool = False
+
     @property
     def is_failed(self) -> bool:
         return not self.is_done and len(self.failed_copies) == len(self.copies)
@@ -130,6 +144,43 @@ class _Task:
 
 def _alive_workers(dask_scheduler: Any) -> list[str]:
     return list(dask_scheduler.workers)
+
+
+def _scheduler_lost(client: Client, when: str) -> SchedulerLostError:
+    return SchedulerLostError(
+        f"the Dask scheduler became unreachable {when} (client status "
+        f"{client.status!r}); no result can arrive."
+    )
+
+
+def on_scheduler(client: Client, function: Any, **kwargs: Any) -> Any:
+    """Run `function` on the scheduler, or raise `SchedulerLostError`.
+
+    Never waits more than ``_SCHEDULER_SECONDS`` for an unreachable scheduler.
+    """
+    if client.status != "running":
+        raise _scheduler_lost(client, "before a query")
+    try:
+        return client.sync(
+            client._run_on_scheduler,  # public run_on_scheduler has no timeout
+            function,
+            callback_timeout=_SCHEDULER_SECONDS,
+            **kwargs,
+        )
+    except (OSError, CommClosedError) as error:
+        raise SchedulerLostError(
+            f"the Dask scheduler is unreachable: {type(error).__name__}: {error}"
+        ) from error
+
+
+def live_addresses(client: Client) -> set[str]:
+    """Addresses of the workers the scheduler knows now."""
+    return set(on_scheduler(client, _alive_workers))
+
+
+def tolerance(code: Code) -> int:
+    """Lost workers `code` survives whichever they are: ``n - k``."""
+    return int(code.n) - int(code.recovery_threshold)
 
 
 async def _await_forgotten(dask_scheduler: Any, keys: list[str]) -> list[str]:
@@ -148,29 +199,55 @@ def forget(client: Client, futures: Sequence[Future]) -> set[str]:
     task of a finished call survives it on the scheduler. Returns the addresses
     of the live workers.
     """
+    if client.status != "running":  # nothing to forget on a lost scheduler
+        return set()
     if futures:
         client.cancel(list(futures), force=True)
     keys = [f.key for f in futures]
-    return set(client.run_on_scheduler(_await_forgotten, keys=keys))
+    return set(on_scheduler(client, _await_forgotten, keys=keys))
 
 
 def scatter_to_workers(
-    client: Client, per_worker: Sequence[dict[str, Any]], addresses: Sequence[str]
-) -> dict[str, Future]:
-    """Scatter ``per_worker[i]`` (key -> data) to ``addresses[i]``, all at once."""
+    client: Client,
+    per_worker: Sequence[dict[str, Any]],
+    addresses: Sequence[str],
+    *,
+    timeout: float = _SCHEDULER_SECONDS,
+) -> tuple[dict[str, Future], dict[int, str]]:
+    """Scatter ``per_worker[i]`` (key -> data) to ``addresses[i]``, all at once.
 
-    async def scatter_all() -> list[dict[str, Future]]:
-        return await asyncio.gather(
-            *(
-                client.scatter(data, workers=[address], asynchronous=True)
-                for data, address in zip(per_worker, addresses, strict=True)
-            )
+    Returns the futures of every key that arrived, and ``i -> why`` for the
+    workers that could not take their data (dead, gone, or not within `timeout`
+    seconds); a worker's failure never stops the others.
+    """
+
+    async def scatter_one(data: dict[str, Any], address: str) -> dict[str, Future]:
+        return await asyncio.wait_for(
+            client.scatter(data, workers=[address], asynchronous=True), timeout
         )
 
+    async def scatter_all() -> list[Any]:
+        return await asyncio.gather(
+            *(
+                scatter_one(data, address)
+                for data, address in zip(per_worker, addresses, strict=True)
+            ),
+            return_exceptions=True,
+        )
+
+    if client.status != "running":
+        raise _scheduler_lost(client, "before shipping operands")
     placed: dict[str, Future] = {}
-    for futures in client.sync(scatter_all):
-        placed.update(futures)
-    return placed
+    failed: dict[int, str] = {}
+    for i, outcome in enumerate(client.sync(scatter_all)):
+        if isinstance(outcome, BaseException):
+            why = f"{type(outcome).__name__}: {outcome}".rstrip(": ")
+            failed[i] = f"shipping its operands to {addresses[i]} failed ({why})"
+        else:
+            placed.update(outcome)
+    if client.status != "running":
+        raise _scheduler_lost(client, "while shipping operands")
+    return placed, failed
 
 
 class _Run:
@@ -185,12 +262,16 @@ class _Run:
         faults: FaultPlan | None,
         call_id: str,
         row_weights: Sequence[float],
-        placed_lefts: Sequence[Future] | None = None,
+        placed_lefts: Sequence[Future | None] | None = None,
         label: str = "",
+        timeout: float = 60.0,
     ) -> None:
         self.client, self.code, self.encoded = client, code, encoded
         self.placed_lefts = None if placed_lefts is None else list(placed_lefts)
-        self.lefts: list[Future] = []
+        self.lefts: list[Future | None] = []
+        self.lost: dict[int, str] = {}  # code worker -> why it never returns
+        self.collateral: set[int] = set()  # workers whose chains to resubmit
+        self.timeout = timeout
         self.shared_right: Any = None
         self.addresses, self.faults, self.call_id = list(addresses), faults, call_id
         self.n = len(addresses)
@@ -219,33 +300,61 @@ class _Run:
         A shared right operand (row codes) of at most `EMBED_BYTES` travels inside
         the task messages (no round trip of its own); a larger one is scattered
         to every worker in one call. Per-worker rights are scattered together.
+        Workers whose placed share was lost, or that cannot take their data, are
+        recorded in `lost` and get no task.
         """
-        per_worker: list[dict[str, Any]] = [{} for _ in range(self.n)]
+        for i, share in enumerate(self.placed_lefts or ()):
+            if share is None or share.status != "finished":
+                self.lost[i] = f"its placed share on {self.addresses[i]} was lost"
+        live = [i for i in range(self.n) if i not in self.lost]
+        per_worker: list[dict[str, Any]] = [{} for _ in live]
         if self.placed_lefts is None:
-            for i, data in enumerate(per_worker):
+            for i, data in zip(live, per_worker, strict=True):
                 data[self._key("left", i)] = self.encoded.lefts[i]
         if self.encoded.rights is not None:
-            for i, data in enumerate(per_worker):
+            for i, data in zip(live, per_worker, strict=True):
                 data[self._key("right", i)] = self.encoded.rights[i]
         if any(per_worker):
-            self.data.update(
-                scatter_to_workers(self.client, per_worker, self.addresses)
+            placed, failed = scatter_to_workers(
+                self.client,
+                per_worker,
+                [self.addresses[i] for i in live],
+                timeout=self.timeout,
             )
+            self.data.update(placed)
+            self.lost.update({live[j]: why for j, why in failed.items()})
         shared = self.encoded.shared_right
         if self.encoded.rights is None and _nbytes(shared) > EMBED_BYTES:
-            key = self._key("right")
-            self.data.update(
-                self.client.scatter(
-                    {key: shared}, workers=self.addresses, broadcast=True, hash=False
-                )
-            )
-            self.shared_right = self.data[key]
+            self.shared_right = self._broadcast(shared)
         else:
             self.shared_right = shared
-        self.lefts = list(
-            self.placed_lefts
-            or (self.data[self._key("left", i)] for i in range(self.n))
-        )
+        if self.placed_lefts is not None:
+            self.lefts = list(self.placed_lefts)
+        else:
+            self.lefts = [self.data.get(self._key("left", i)) for i in range(self.n)]
+
+    def _broadcast(self, shared: Any) -> Future:
+        """Scatter `shared` to every live worker; workers found dead become lost."""
+        key = self._key("right")
+        targets = [a for i, a in enumerate(self.addresses) if i not in self.lost]
+        try:
+            self.data.update(
+                self.client.scatter(
+                    {key: shared}, workers=targets, broadcast=True, hash=False
+                )
+            )
+        except (KeyError, OSError, CommClosedError):  # a worker left: skip it
+            alive = live_addresses(self.client)
+            for i, address in enumerate(self.addresses):
+                if address not in alive:
+                    self.lost[i] = f"its Dask worker {address} left the cluster"
+            live = [a for a in targets if a in alive]
+            self.data.update(
+                self.client.scatter(
+                    {key: shared}, workers=live, broadcast=True, hash=False
+                )
+            )
+        return self.data[key]
 
     def _right(self, task: _Task) -> Any:
         if self.encoded.rights is None:
@@ -298,43 +407,86 @@ class _Run:
         pinned to its worker by its layer's annotations.
         """
         self.submitted_at = time.perf_counter()
-        keys, layers, dependencies = [], {}, {}
         for i, ranges in enumerate(batches):
-            previous = None
+            if i in self.lost:
+                continue
             for j, (start, stop) in enumerate(ranges):
                 key = self._key("share", i, f"b{j}")
-                task = self.tasks[key] = _Task(
-                    worker=i, batch=j, start=start, stop=stop
-                )
-                reference = None if previous is None else TaskRef(previous)
-                args, kwargs = self._batch_task(task, i, key, reference)
-                layers[key] = MaterializedLayer(
-                    {key: Task(key, run_batch, *args, **kwargs)},
-                    annotations={
-                        "workers": [self.addresses[i]],
-                        "allow_other_workers": False,
-                        "retries": 0,
-                    },
-                )
-                dependencies[key] = set() if previous is None else {previous}
-                keys.append(key)
-                previous = key
+                self.tasks[key] = _Task(worker=i, batch=j, start=start, stop=stop)
+        return self._send(list(self.tasks.values()), suffix="")
+
+    def _send(self, tasks: list[_Task], suffix: str) -> list[Future]:
+        """Submit `tasks` (whole chains, in batch order) as one graph."""
+        keys, layers, dependencies = [], {}, {}
+        previous: dict[int, str] = {}  # worker -> key of its previous batch
+        for task in tasks:
+            i = task.worker
+            key = self._key("share", i, f"b{task.batch}") + suffix
+            before = previous.get(i)
+            reference = None if before is None else TaskRef(before)
+            args, kwargs = self._batch_task(task, i, key, reference)
+            layers[key] = MaterializedLayer(
+                {key: Task(key, run_batch, *args, **kwargs)},
+                annotations={
+                    "workers": [self.addresses[i]],
+                    "allow_other_workers": False,
+                    "retries": 0,
+                },
+            )
+            dependencies[key] = set() if before is None else {before}
+            keys.append(key)
+            previous[i] = key
         graph = HighLevelGraph(layers, dependencies)
         futures = self.client.get(graph, keys, sync=False)
-        for key, future in zip(keys, futures, strict=True):
-            task = self.tasks[key]
+        for task, future in zip(tasks, futures, strict=True):
             task.copies.append(future)
             task.hosts.append(self.addresses[task.worker])
         return futures
 
+    def _retry(self, workers: set[int]) -> None:
+        """Resubmit the chains of `workers`, each as its own graph.
+
+        A graph that names a lost placed share is cancelled whole by the
+        scheduler ("lost dependencies"), the tasks of live workers included; each
+        of those chains gets one more copy, alone, so a lost share can only
+        cancel its own chain.
+        """
+        assert self.ac is not None
+        for i in sorted(workers):
+            chain = [t for t in self.tasks.values() if t.worker == i and not t.is_done]
+            for task in chain:
+                task.is_retried = True
+            for future in self._send(chain, suffix="-retry"):
+                self.ac.add(future)
+
     # ---- collect ---------------------------------------------------------
+    def _is_collateral(self, task: _Task, future: Future) -> bool:
+        """Whether `task` was cancelled with its graph while its own share lives."""
+        left = self.lefts[task.worker]
+        return (
+            future.status == "cancelled"
+            and not task.is_retried
+            and self.client.status == "running"
+            and left is not None
+            and left.status == "finished"
+        )
+
     def _receive(self, future: Future, result: Any) -> None:
-        task = self.tasks[future.key.removesuffix("-backup")]
+        key = future.key.removesuffix("-backup").removesuffix("-retry")
+        task = self.tasks[key]
         if task.is_done:
             return
         if future.status != "finished" or not isinstance(result, TaskOutput):
             keys = [copy.key for copy in task.copies]
             task.failed_copies.add(keys.index(future.key))
+            if task.is_failed and self._is_collateral(task, future):
+                self.collateral.add(task.worker)
+            elif task.is_failed:
+                self.lost[task.worker] = (
+                    f"its task raised {type(result).__name__}: {result}"
+                    if isinstance(result, BaseException)
+                    else f"its task ended {future.status}"
+                )
             return
         task.is_done = True
         now = time.perf_counter() - self.submitted_at
@@ -346,16 +498,23 @@ class _Run:
         self.decoder.add(result.piece)
 
     def _mark_dead_hosts(self) -> None:
-        alive = set(self.client.run_on_scheduler(_alive_workers))
+        alive = live_addresses(self.client)
         for task in self.tasks.values():
             if task.is_outstanding:
                 dead = {c for c, host in enumerate(task.hosts) if host not in alive}
                 task.failed_copies |= dead
+                if task.is_failed:
+                    self.lost[task.worker] = (
+                        f"its Dask worker {task.hosts[0]} left the cluster"
+                    )
 
     def failed_workers(self) -> set[int]:
-        return {t.worker for t in self.tasks.values() if t.is_failed}
+        failed = {t.worker for t in self.tasks.values() if t.is_failed}
+        return failed | (set(self.lost) - self.used)
 
     def _check_possible(self) -> None:
+        if self.client.status != "running":  # its futures were all cancelled
+            raise _scheduler_lost(self.client, "during the call")
         possible = self.used | {
             t.worker for t in self.tasks.values() if t.is_outstanding
         }
@@ -365,9 +524,16 @@ class _Run:
     def _not_enough(self, why: str) -> NotEnoughResultsError:
         received, needed = self.decoder.progress
         failed = sorted(self.failed_workers())
+        lost = {i: self.lost.get(i, "its task failed") for i in failed}
+        tolerated = tolerance(self.code)
+        details = "; ".join(f"worker {i}: {reason}" for i, reason in lost.items())
         return NotEnoughResultsError(
             f"{why}: received {received} of the {needed} results needed "
-            f"(from workers {sorted(self.used)}; failed workers {failed})."
+            f"(from workers {sorted(self.used)}; failed workers {failed}). "
+            f"The code tolerates {tolerated} lost of {self.n} workers; lost "
+            f"{len(lost)}{': ' + details if details else ''}.",
+            lost_workers=lost,
+            tolerance=tolerated,
         )
 
     def _launch_backups(self, policy: BackupPolicy) -> None:
@@ -382,6 +548,7 @@ class _Run:
             i
             for i, address in enumerate(self.addresses)
             if address not in busy
+            and i not in self.lost
             and not any(t.is_failed for t in self.tasks.values() if t.worker == i)
         ]
         for task in self.tasks.values():
@@ -398,6 +565,7 @@ class _Run:
         deadline = self.submitted_at + timeout
         poll = _IDLE_POLL_SECONDS if policy is None else _BACKUP_POLL_SECONDS
         last_check = time.perf_counter()
+        self._check_possible()  # lost before submission: raise at once
         while self._waiting():
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
@@ -411,6 +579,9 @@ class _Run:
                 self._receive(future, result)
             if not self._waiting():
                 break
+            if self.collateral:
+                self._retry(self.collateral)
+                self.collateral = set()
             if time.perf_counter() - last_check > _LIVENESS_SECONDS:
                 self._mark_dead_hosts()
                 last_check = time.perf_counter()
@@ -451,7 +622,7 @@ class _Run:
             future.release()
         for future in self.data.values():
             future.release()
-        if running and self.faults is not None:
+        if running and self.faults is not None and self.client.status == "running":
             self.client.loop.add_callback(
                 functools.partial(
                     self.client.run,
@@ -489,7 +660,7 @@ def execute(
     timeout: float = 60.0,
     policy: BackupPolicy | None = None,
     row_weights: Sequence[float] | None = None,
-    placed_lefts: Sequence[Future] | None = None,
+    placed_lefts: Sequence[Future | None] | None = None,
     label: str | None = None,
 ) -> Execution:
     """Run one coded product on the cluster and decode it as early as possible.
@@ -517,10 +688,11 @@ def execute(
         product (the fraction of B's columns its right operand holds; default 1).
         A task of ``r`` rows gets the injected duration of ``r * row_weights[i]``
         rows.
-    placed_lefts : sequence of Future, optional
+    placed_lefts : sequence of Future or None, optional
         ``encoded.lefts`` already on their workers (one future per worker, from
-        :func:`coded.place_operand`): only the right operands are shipped, and
-        the call never releases these.
+        :func:`coded.place_operand`; None for a share that was never placed):
+        only the right operands are shipped, and the call never releases these.
+        A worker whose share was lost gets no task.
     label : str, optional
         Names the run in its Dask keys, ``coded-<label>-share-<i>-b<j>-<id>``,
         so that the dashboard's task stream shows the scheme and the share
@@ -533,7 +705,10 @@ def execute(
     Raises
     ------
     NotEnoughResultsError
-        As soon as no decodable set can still arrive, at the latest at `timeout`.
+        As soon as no decodable set can still arrive, at the latest at `timeout`;
+        it lists the lost workers and the code's tolerance.
+    SchedulerLostError
+        The scheduler became unreachable.
     """
     return submit_execution(
         client,
@@ -561,7 +736,7 @@ def submit_execution(
     timeout: float = 60.0,
     policy: BackupPolicy | None = None,
     row_weights: Sequence[float] | None = None,
-    placed_lefts: Sequence[Future] | None = None,
+    placed_lefts: Sequence[Future | None] | None = None,
     label: str | None = None,
 ) -> PendingExecution:
     """Place and submit one coded product; return before its results arrive.
@@ -585,6 +760,7 @@ def submit_execution(
         weights,
         placed_lefts=placed_lefts,
         label=label or _label(code),
+        timeout=timeout,
     )
     try:
         began = time.perf_counter()

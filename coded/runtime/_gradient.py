@@ -68,7 +68,9 @@ def place_shares(
     per_worker: list[dict[str, Any]] = [{} for _ in addresses]
     for j, i in owner.items():
         per_worker[i][part_key(j)] = partitions[j]
-    parts = scatter_to_workers(client, per_worker, addresses)
+    parts, lost = scatter_to_workers(client, per_worker, addresses)
+    if lost:
+        raise RuntimeError(f"placing the gradient data failed: {lost}.")
     futures = [
         client.submit(
             _assemble,
@@ -94,8 +96,9 @@ def place_shares(
 
 def release_shares(client: Client, futures: Sequence[Future]) -> None:
     """Drop the placed shares; returns once the scheduler holds none of them."""
-    if futures and client.status == "running":
-        forget(client, futures)
+    placed = [future for future in futures if future is not None]
+    if placed and client.status == "running":
+        forget(client, placed)
 
 
 def run_gradient_step(

@@ -1,9 +1,10 @@
-"""Workers that die mid-job: killed processes and injected deaths."""
+"""Workers lost in-process: injected deaths and lost placed shares (repair).
 
-import os
+Killed worker processes are in test_chaos.py.
+"""
+
 import re
-import signal
-import threading
+import time
 
 import numpy as np
 import pytest
@@ -14,80 +15,13 @@ from coded import (
     NotEnoughResultsError,
     Stragglers,
     coded_matmul,
+    place_operand,
 )
 
 pytestmark = pytest.mark.runtime
 
 A = np.arange(36.0).reshape(12, 3) % 7
 X = np.array([1.0, -2.0, 0.5])
-
-
-@pytest.fixture(scope="module")
-def process_cluster():
-    with LocalCodedCluster(n_workers=4, processes=True) as running:
-        yield running
-
-
-@pytest.fixture
-def pclient(process_cluster):
-    client = process_cluster.client
-    client.wait_for_workers(4, timeout=60)
-    return client
-
-
-def _kill_later(client, addresses, delay):
-    pids = client.run(os.getpid, workers=addresses)
-
-    def kill():
-        for pid in pids.values():
-            os.kill(pid, signal.SIGKILL)
-
-    timer = threading.Timer(delay, kill)
-    timer.start()
-    return timer
-
-
-def _first_workers(client, count):
-    return sorted(client.nthreads())[:count]
-
-
-def test_killed_worker_process_mid_job_still_decodes(pclient):
-    stragglers = Stragglers(delays=dict.fromkeys(range(4), 1.0))
-    timer = _kill_later(pclient, _first_workers(pclient, 1), 0.3)
-    result = coded_matmul(
-        A, X, scheme=MDSCode(4, 3), client=pclient, stragglers=stragglers
-    )
-    timer.join()
-    np.testing.assert_allclose(result.product, A @ X, atol=1e-9)
-    assert result.used_workers == (1, 2, 3)
-
-
-def test_killing_n_minus_k_plus_one_processes_raises_before_timeout(pclient):
-    stragglers = Stragglers(delays=dict.fromkeys(range(4), 30.0))
-    timer = _kill_later(pclient, _first_workers(pclient, 2), 0.3)
-    message = "no decodable set of results can still arrive: received 0 of the 3"
-    with pytest.raises(NotEnoughResultsError, match=re.escape(message)):
-        coded_matmul(
-            A,
-            X,
-            scheme=MDSCode(4, 3),
-            client=pclient,
-            stragglers=stragglers,
-            timeout=60.0,
-        )
-    timer.join()
-
-
-def test_injected_process_death(pclient):
-    result = coded_matmul(
-        A,
-        X,
-        scheme=MDSCode(4, 2),
-        client=pclient,
-        stragglers=Stragglers(dying=[0, 3]),
-    )
-    np.testing.assert_allclose(result.product, A @ X, atol=1e-9)
-    assert not {0, 3} & set(result.used_workers)
 
 
 def test_injected_death_of_an_in_process_worker():
@@ -101,3 +35,53 @@ def test_injected_death_of_an_in_process_worker():
         )
         np.testing.assert_allclose(result.product, A @ X, atol=1e-9)
         assert result.used_workers == (0, 2)
+
+
+def _drop_shares(client, placed, workers):
+    """Lose the shares of `workers` (as a dead worker loses them), then wait."""
+    client.cancel([placed.futures[i] for i in workers], force=True)
+    deadline = time.monotonic() + 30
+    while set(placed.live) & set(workers):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_lost_shares_are_skipped_then_repaired_on_request(client):
+    B = np.arange(12.0).reshape(3, 4)
+    with place_operand(A, n=4, k=2, client=client) as placed:
+        _drop_shares(client, placed, [0, 3])
+        assert placed.live == (1, 2)
+        assert placed.tolerance_left == 0
+        result = coded_matmul(placed, B)
+        np.testing.assert_allclose(result.product, A @ B, atol=1e-9)
+        assert result.used_workers == (1, 2)
+        assert set(result.failed_workers) == {0, 3}
+        assert placed.repair() == (0, 3)
+        assert placed.live == (0, 1, 2, 3)
+        assert placed.tolerance_left == 2
+        assert placed.repair() == ()  # nothing lost: nothing to do
+        sources_fail = Stragglers(failing=[1, 2])  # decode from the rebuilt shares
+        result = coded_matmul(placed, B, stragglers=sources_fail)
+        np.testing.assert_allclose(result.product, A @ B, atol=1e-9)
+        assert result.used_workers == (0, 3)
+
+
+def test_a_repair_margin_heals_before_the_next_call(client):
+    with place_operand(A, n=4, k=2, client=client, repair_margin=2) as placed:
+        _drop_shares(client, placed, [2])
+        assert placed.tolerance_left == 1
+        result = coded_matmul(placed, X)
+        np.testing.assert_allclose(result.product, A @ X, atol=1e-9)
+        assert placed.live == (0, 1, 2, 3)
+
+
+def test_too_few_shares_name_the_lost_workers_and_the_tolerance(client):
+    with place_operand(A, n=4, k=3, client=client) as placed:
+        _drop_shares(client, placed, [0, 2])
+        message = "The code tolerates 1 lost of 4 workers; lost 2: worker 0: its "
+        with pytest.raises(NotEnoughResultsError, match=re.escape(message)) as error:
+            coded_matmul(placed, X, timeout=60)
+        assert error.value.tolerance == 1
+        assert set(error.value.lost_workers) == {0, 2}
+        with pytest.raises(NotEnoughResultsError, match="Place A again"):
+            placed.repair()
