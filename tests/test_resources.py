@@ -22,24 +22,32 @@ from coded._resources import (
 
 
 @pytest.mark.parametrize(
-    ("code", "m", "rows"),
+    ("code", "m"),
     [
-        (MDSCode(4, 2), 10, (5, 5, 5, 5)),
-        (MDSCode(3, 2), 5, (3, 3, 3)),  # blocks of ceil(5 / 2) rows
-        (RowMDSCode([3, 2, 0], 4), 4, (3, 2, 0)),
-        (PolynomialCode(5, 2, 2), 9, (5,) * 5),  # ceil(9 / p_a)
+        (MDSCode(4, 2), 10),
+        (MDSCode(3, 2), 5),
+        (MDSCode(6, 4), 37),
+        (RowMDSCode([3, 2, 0], 4), 4),
     ],
 )
-def test_share_rows_follow_the_code(code, m, rows):
-    assert share_rows(code, m) == rows
+def test_share_rows_match_the_encoding(code, m):
+    lefts = code.encode_operands(np.ones((m, 3)), np.ones(3)).lefts
+    assert share_rows(code, m) == tuple(np.shape(left)[0] for left in lefts)
+
+
+def test_polynomial_shares_hold_a_block_of_a():
+    assert share_rows(PolynomialCode(5, 2, 2), 9) == (5,) * 5  # ceil(9 / p_a)
 
 
 def test_estimate_counts_shares_operands_and_results():
-    estimate = estimate_memory(MDSCode(4, 2), m=10, d=3, c=2)
-    # each worker: 5 x 3 share, 3 x 2 right operand, 5 x 2 result
-    assert estimate.worker_bytes == ((15 + 6 + 10) * 8,) * 4
-    # client: A (30), shares (60), decode buffer (40), product (20)
-    assert estimate.client_bytes == (30 + 60 + 40 + 20) * 8
+    code = MDSCode(4, 2)
+    rows = share_rows(code, 10)
+    estimate = estimate_memory(code, m=10, d=3, c=2)
+    # each worker: rows x 3 share, 3 x 2 right operand, rows x 2 result
+    assert estimate.worker_bytes == tuple((r * 3 + 6 + r * 2) * 8 for r in rows)
+    # client: A, every share, the decode buffer and the product
+    coded = sum(rows)
+    assert estimate.client_bytes == (30 + coded * 3 + coded * 2 + 20) * 8
 
 
 def test_check_memory_names_the_estimate_and_the_limit():
