@@ -24,9 +24,15 @@ numbers), and each run is also replayed under the model on its own draws, so
 ``corrected`` = predicted + mean(measured - replayed) is the control-variate
 estimate of E[measured].
 
-    .venv/bin/python bench/allocation.py [--quick]
+Then, on the embedded 8-worker cluster (``bench/_real_cluster.py``, issue 15):
+the profile is *fitted* by ``profile_workers`` ((c, a, mu) with the per-task
+overhead), (a) with the strong injected profile and (b) with no injection, and
+every solver's predicted latency is printed next to the measured one.
 
-Writes bench/results/allocation.json.
+    .venv/bin/python bench/allocation.py [--quick] [--cluster-only]
+
+Writes bench/results/allocation.json (allocation_cluster.json with
+``--cluster-only``).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import os
 import platform
 import time
 
+import _real_cluster as real_cluster
 import numpy as np
 from _harness import import_project, write_results
 
@@ -337,8 +344,32 @@ def print_measured(name: str, result: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fast smoke run")
+    parser.add_argument(
+        "--cluster-only",
+        action="store_true",
+        help="only the profiled 8-worker cluster runs (a) and (b)",
+    )
     args = parser.parse_args()
     trials, repeats = (2000, 1) if args.quick else (20_000, 3)
+    cluster_report = real_cluster.measure(args.quick)
+    real_cluster.print_report(cluster_report)
+    cluster_targets = real_cluster.targets(cluster_report)
+    print("\ntargets on the profiled cluster (medians):")
+    for label, value in cluster_targets.items():
+        print(f"  {label}: {value:.3f}")
+    if args.cluster_only:
+        payload = {
+            "params": {"quick": args.quick, "cluster_only": True},
+            "machine": {
+                "python": platform.python_version(),
+                "cpus": os.cpu_count(),
+                "load_average": os.getloadavg(),
+            },
+            "cluster": cluster_report,
+            "targets": cluster_targets,
+        }
+        write_results("allocation_cluster", payload, quick=args.quick)
+        return
     with coded.LocalCodedCluster(n_workers=max_emulated_workers()) as cluster:
         report = {
             name: run_profile(
@@ -370,6 +401,8 @@ def main() -> None:
         },
         "profiles": report,
         "targets": checks,
+        "cluster": cluster_report,
+        "cluster_targets": cluster_targets,
     }
     print()
     write_results("allocation", payload, quick=args.quick)
