@@ -574,3 +574,41 @@ def test_output_equals_a_single_process_run(client, job, coded, delivery, combin
 
 def _sum_values(key, values):
     return sum(values)
+
+
+def _pairs_slow_at(address, file):
+    from distributed import get_worker
+
+    slow = get_worker().address == address
+    for pair in file:
+        if slow:
+            time.sleep(0.05)
+        yield pair
+
+
+@st.composite
+def tolerant_jobs(draw):
+    K = draw(st.integers(2, 4))
+    files, _ = draw(jobs())
+    nodes = st.sets(st.integers(0, K - 1), min_size=2, max_size=K)
+    storers = draw(st.lists(nodes, min_size=len(files), max_size=len(files)))
+    return files, place_from_map(storers, K), draw(st.integers(0, K - 1))
+
+
+@settings(max_examples=3)
+@given(tolerant_jobs(), st.booleans())
+def test_output_with_a_slow_mapper_within_tolerance(client, job, coded):
+    files, placement, slow = job
+    address = sorted(client.nthreads())[slow]
+    result = run_mapreduce(
+        files,
+        functools.partial(_pairs_slow_at, address),
+        _joined,
+        K=placement.K,
+        placement=placement,
+        coded=coded,
+        client=client,
+    )
+    assert placement.tolerance >= 1
+    assert result.output == _plain_mapreduce(files, _pairs, _joined)
+    assert set(result.record.stragglers) <= {slow}
