@@ -349,7 +349,19 @@ def main() -> None:
         action="store_true",
         help="only the profiled 8-worker cluster runs (a) and (b)",
     )
+    parser.add_argument(
+        "--at-size",
+        type=int,
+        default=0,
+        metavar="M",
+        help="only HCMM and BPCC on an M x 250 A: encode/decode share, memory",
+    )
     args = parser.parse_args()
+    if args.at_size:
+        big = real_cluster.at_size(args.at_size)
+        print(big)
+        write_results(f"allocation_at_{args.at_size}", big, quick=args.quick)
+        return
     trials, repeats = (2000, 1) if args.quick else (20_000, 3)
     cluster_report = real_cluster.measure(args.quick)
     real_cluster.print_report(cluster_report)
