@@ -19,10 +19,12 @@ Real generators of ``MDSCode`` (non-systematic), by ``(n, k)``, ``s = n - k``:
   ``scripts/search_frames.py``; ``coded/codes/data/complex_frames.npz``) or a
   scalar generator from ``coded/codes/data/real_mds.json`` (``n <= 16``), whichever
   has the smaller certified worst case;
-- untabulated pairs: the rotation-matrix embedding (Ramamoorthy & Tang 2021) for
-  ``s <= 3``; for more erasures, whose rotation embedding degrades fast (a lower
-  bound of 9e11 at (64, 48)), the real embedding of a seeded random complex
-  orthonormal matrix (3e3 there).
+- untabulated pairs with at most 2e4 survivor sets: the better (certified on the
+  fly, cached) of the rotation-matrix embedding (Ramamoorthy & Tang 2021) and the
+  real embedding of a seeded random complex orthonormal matrix; with more, the
+  rotation embedding for ``s <= 3`` and the seeded complex matrix otherwise (the
+  rotation embedding degrades fast with s: a lower bound of 9e11 at (64, 48),
+  against 3e3).
 
 GF(p) generators are exact: a Vandermonde matrix on the points ``1..N``
 (non-systematic) or ``[I_K; C]`` with a Cauchy block ``C`` (systematic). Both are MDS
@@ -107,14 +109,15 @@ class _Conditioning:
     Otherwise ``G_S`` itself is decomposed.
     """
 
-    def __init__(self, G: np.ndarray, ell: int):
+    def __init__(self, G: np.ndarray, ell: int, extra: int = 0):
         G = np.asarray(G, dtype=np.float64)
         N, K = G.shape
         self.G, self.ell = G, ell
-        self.n, self.k = N // ell, K // ell
+        self.n, self.k = N // ell, K // ell + extra  # k: survivors
         orthonormal = np.allclose(G.T @ G, np.eye(K), rtol=0, atol=1e-12)
         self.H = None
-        self.ones = 2 * K > N  # G_S has singular values 1 besides those of H_E
+        # G_S has singular values 1 besides those of H_E
+        self.ones = 2 * K > N or extra > 0
         if orthonormal and 2 * K >= N and K < N:
             Q, _ = np.linalg.qr(G, mode="complete")
             self.H = np.ascontiguousarray(Q[:, K:])
@@ -124,7 +127,11 @@ class _Conditioning:
         return rows.reshape(len(workers), -1)
 
     def __call__(self, erased: np.ndarray) -> np.ndarray:
-        """``cond(G_S)`` for each row of `erased` (``(batch, n - k)`` workers)."""
+        """``cond(G_S)`` for each row of `erased` (``(batch, n - k)`` workers).
+
+        With ``extra`` survivors beyond the recovery threshold, ``G_S`` is tall and
+        ``cond`` is the ratio of its extreme singular values (least squares).
+        """
         erased = np.asarray(erased, dtype=np.int64).reshape(len(erased), -1)
         if self.H is not None:
             matrix, rows = self.H, self._rows(erased)
@@ -216,6 +223,7 @@ def worst_condition_number(
     G: np.ndarray,
     *,
     ell: int = 1,
+    extra: int = 0,
     exact_limit: int = EXACT_LIMIT,
     samples: int = 20_000,
     starts: int = 8,
@@ -234,6 +242,9 @@ def worst_condition_number(
         Real generator; worker i holds rows ``ell i .. ell i + ell - 1``.
     ell : int
         Rows (sub-blocks) per worker.
+    extra : int
+        Survivor sets of ``k + extra`` workers (the least-squares decode of the
+        guard over extra results); default 0.
     exact_limit : int
         Largest number of survivor sets enumerated.
     samples, starts : int
@@ -252,10 +263,11 @@ def worst_condition_number(
     >>> import numpy as np
     >>> G = np.vstack([np.eye(2), [[1.0, 1.0]]])  # (3, 2): any 2 rows decode
     >>> w = worst_condition_number(G)
-    >>> round(w.value, 6), w.exact, w.survivors
-    (2.618034, True, (0, 2))
+    >>> round(w.value, 6), w.exact, len(w.survivors)
+    (2.618034, True, 2)
     """
     ell = check_int(ell, "ell", min_value=1)
+    extra = check_int(extra, "extra", min_value=0)
     exact_limit = check_int(exact_limit, "exact_limit", min_value=1)
     samples = check_int(samples, "samples", min_value=1)
     starts = check_int(starts, "starts", min_value=1)
@@ -265,8 +277,16 @@ def worst_condition_number(
             f"`G` must be a 2-D (ell n, ell k) matrix with k <= n and ell={ell} "
             f"dividing both sides, got shape {G.shape}."
         )
-    cond = _Conditioning(G, ell)
+    if G.shape[1] // ell + extra > G.shape[0] // ell:
+        raise ValueError(
+            f"`extra` must be <= n - k = {(G.shape[0] - G.shape[1]) // ell}, "
+            f"got extra={extra}."
+        )
+    cond = _Conditioning(G, ell, extra)
     n, s = cond.n, cond.n - cond.k
+    if s == 0:  # every worker survives
+        value = float(np.linalg.cond(G))
+        return WorstCondition(value, True, tuple(range(n)), 1)
     count = math.comb(n, s)
     if count <= exact_limit:
         worst, where = -1.0, np.zeros(s, dtype=np.int64)
@@ -402,22 +422,46 @@ def block_generator(n: int, k: int, *, systematic: bool) -> BlockGenerator:
         return BlockGenerator(np.ones((n, 1)), 1, "repetition")
     if n - k == 1:
         return BlockGenerator(_ones_complement(n), 1, "ones-complement")
-    candidates = []
+    candidates = []  # (certified worst case, name, generator builder)
     frame = _frames().get((n, k))
     if frame is not None:
-        candidates.append((frame[0], "complex-frame", 2))
-    scalar = [_table().get((n, k, flag)) for flag in (False, True)]
-    scalar = [e for e in scalar if e is not None]
+        H = frame[1]
+        candidates.append((frame[0], "complex-frame", lambda: frame_generator(H)))
+    scalar = [e for e in (_table().get((n, k, f)) for f in (False, True)) if e]
     if scalar:
-        candidates.append((min(e[0] for e in scalar), "scalar-table", 1))
-    if not candidates and n - k <= 3:
-        return BlockGenerator(rotation_generator(n, k), 2, "rotation")
-    if not candidates:
-        return BlockGenerator(_seeded_frame(n, k), 2, "seeded-complex")
-    _, name, _ = min(candidates)
-    if name == "complex-frame":
-        return BlockGenerator(frame_generator(frame[1]), 2, name)
-    return BlockGenerator(real_generator(n, k, systematic=False), 1, name)
+        worst = min(e[0] for e in scalar)
+        candidates.append(
+            (worst, "scalar-table", lambda: real_generator(n, k, systematic=False))
+        )
+    cheap = math.comb(n, k) <= _ON_THE_FLY
+    if cheap or (not candidates and n - k <= 3):
+        worst = _rotation_worst(n, k)
+        candidates.append((worst, "rotation", lambda: rotation_generator(n, k)))
+    if not candidates or (cheap and frame is None):
+        worst = _seeded_worst(n, k)
+        candidates.append((worst, "seeded-complex", lambda: _seeded_frame(n, k)))
+    _, name, build = min(candidates, key=lambda c: c[0])
+    return BlockGenerator(build(), 1 if name == "scalar-table" else 2, name)
+
+
+_ON_THE_FLY = 20_000
+"""Untabulated pairs with at most this many survivor sets are certified on the fly."""
+
+
+@functools.cache
+def _rotation_worst(n: int, k: int) -> float:
+    """Exact worst case of the rotation embedding when cheap, else +inf."""
+    if math.comb(n, k) > _ON_THE_FLY:
+        return math.inf
+    return worst_condition_number(rotation_generator(n, k), ell=2).value
+
+
+@functools.cache
+def _seeded_worst(n: int, k: int) -> float:
+    """Exact worst case of the seeded complex frame when cheap, else +inf."""
+    if math.comb(n, k) > _ON_THE_FLY:
+        return math.inf
+    return worst_condition_number(_seeded_frame(n, k), ell=2).value
 
 
 def gf_generator(N: int, K: int, p: int, *, systematic: bool) -> np.ndarray:

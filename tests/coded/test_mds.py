@@ -178,6 +178,21 @@ def test_dual_shortcut_agrees_with_decomposing_every_survivor_matrix():
     )
 
 
+@pytest.mark.parametrize(("n", "k", "systematic"), [(8, 5, False), (7, 3, True)])
+def test_extra_survivors_give_the_least_squares_worst_case(n, k, systematic):
+    code = MDSCode(n, k, systematic=systematic)
+    ell = code.subblocks
+    G = code.generator
+    brute = max(
+        np.linalg.cond(G[[ell * i + r for i in rows for r in range(ell)]])
+        for rows in itertools.combinations(range(n), k + 1)
+    )
+    one_more = generators.worst_condition_number(G, ell=ell, extra=1)
+    assert one_more.exact
+    assert one_more.value == pytest.approx(brute, rel=1e-9)
+    assert one_more.value < code.worst_condition_number().value
+
+
 @pytest.mark.parametrize(("n", "k"), [(9, 6), (10, 7), (8, 4)])
 def test_lower_bound_flag_is_set_exactly_when_enumeration_is_skipped(n, k):
     code = MDSCode(n, k)
@@ -593,6 +608,30 @@ def test_stored_frames_match_their_recorded_certified_worst_case():
         worst = generators.worst_condition_number(G, ell=2)
         assert worst.exact
         assert worst.value == pytest.approx(recorded, rel=1e-9)
+
+
+def _stored_figures():
+    from importlib import resources
+
+    path = resources.files("coded.codes.data").joinpath("complex_frames.npz")
+    with path.open("rb") as f, np.load(f) as data:
+        return {(int(r[0]), int(r[1])): r[2:] for r in data["figures"]}
+
+
+def test_default_is_never_worse_than_systematic_for_n_up_to_64_and_s_up_to_3():
+    figures = _stored_figures()  # certified by scripts/search_frames.py --figures
+    expected = {(n, n - s) for s in (1, 2, 3) for n in range(s + 2, 65)}
+    assert expected <= set(figures)
+    for default, rotation, systematic in figures.values():
+        assert default <= systematic
+        assert default <= rotation * (1 + 1e-9)
+    for n, k in [(6, 4), (9, 6), (13, 12), (24, 22)]:  # exact recomputation
+        default, _, systematic = figures[n, k]
+        assert MDSCode(n, k).worst_condition_number().value == pytest.approx(
+            default, rel=1e-9
+        )
+        recomputed = MDSCode(n, k, systematic=True).worst_condition_number()
+        assert recomputed.value == pytest.approx(systematic, rel=1e-9)
 
 
 def test_conditioning_beyond_the_tables_is_a_flagged_lower_bound():
