@@ -209,8 +209,8 @@ class MDSCode(BlockCode):
     - ``s >= 2``: a *complex frame* code (``ell = 2``), the real embedding of a
       complex code whose dual frame (an ``n x s`` complex matrix H) was optimised
       offline (``scripts/search_frames.py``) so that every ``s x s`` submatrix is
-      well conditioned: 16.3 at (30, 28), 37 at (20, 16) and 77 at (50, 47), where
-      the rotation-matrix embedding of [1]_ gives 52, 463 and 1340;
+      well conditioned: 16.3 at (30, 28), 43.6 at (20, 16) and 89 at (50, 47),
+      where the rotation-matrix embedding of [1]_ gives 52, 463 and 1340;
     - where no stored construction exists, the rotation-matrix embedding itself.
 
     Pick ``systematic=True`` when the first k workers usually answer first and a

@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 
 from coded.codes import _fields as fields
+from coded.codes import _generators as generators
 from coded.codes._base import EncodedOperands
 from coded.codes._units import UnitCode, UnitContext, split_blocks
+from theory._rng import RngLike
 from theory._validation import check_int
 
 __all__ = ["PolynomialCode"]
@@ -99,6 +101,48 @@ class PolynomialCode(UnitCode):
     def recovery_threshold(self) -> int:
         """``p_a * p_b``."""
         return self.p_a * self.p_b
+
+    def worst_condition_number(
+        self,
+        *,
+        exact_limit: int = generators.EXACT_LIMIT,
+        samples: int = 20_000,
+        starts: int = 8,
+        rng: RngLike = 0,
+    ) -> generators.WorstCondition:
+        """Worst condition number of the interpolation over ``p_a p_b`` workers.
+
+        Exact over all survivor sets when there are at most `exact_limit`,
+        otherwise a lower bound by adversarial search, flagged ``exact=False``
+        (as :meth:`coded.MDSCode.worst_condition_number`).
+
+        Parameters
+        ----------
+        exact_limit : int
+            Largest number of survivor sets enumerated (default 2e6).
+        samples, starts : int
+            Adversarial search when not exact.
+        rng : Generator, int or None
+            Seed of the sampling.
+
+        Returns
+        -------
+        WorstCondition
+
+        Examples
+        --------
+        >>> w = PolynomialCode(9, 2, 2).worst_condition_number()
+        >>> w.exact, round(w.value)
+        (True, 710)
+        """
+        if self._p is not None:
+            raise ValueError(
+                "`worst_condition_number` is defined for real codes (field=None), "
+                f"got a code over GF({self._p})."
+            )
+        return generators.worst_condition_number(
+            self._G, exact_limit=exact_limit, samples=samples, starts=starts, rng=rng
+        )
 
     @property
     def points(self) -> np.ndarray:

@@ -160,3 +160,24 @@ VALIDATION = [
 def test_input_validation(call, error, message):
     with pytest.raises(error, match=re.escape(message)):
         call()
+
+
+@pytest.mark.parametrize(("n", "p_a", "p_b"), [(9, 2, 2), (7, 3, 1), (12, 3, 3)])
+def test_worst_condition_number_is_exact_against_brute_force(n, p_a, p_b):
+    code = PolynomialCode(n, p_a, p_b)
+    K = p_a * p_b
+    brute = max(
+        np.linalg.cond(code.generator[list(rows)])
+        for rows in itertools.combinations(range(n), K)
+    )
+    worst = code.worst_condition_number()
+    assert worst.exact
+    assert worst.value == pytest.approx(brute, rel=1e-9)
+    searched = code.worst_condition_number(exact_limit=1, samples=50)
+    assert not searched.exact
+    assert searched.value <= worst.value * (1 + 1e-12)
+
+
+def test_worst_condition_number_needs_a_real_code():
+    with pytest.raises(ValueError, match="defined for real codes"):
+        PolynomialCode(5, 2, 2, field=65537).worst_condition_number()
