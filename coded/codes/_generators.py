@@ -22,7 +22,7 @@ Real generators of ``MDSCode`` (non-systematic), by ``(n, k)``, ``s = n - k``:
 - untabulated pairs with at most 2e4 survivor sets: the better (certified on the
   fly, cached) of the rotation-matrix embedding (Ramamoorthy & Tang 2021) and the
   real embedding of a seeded random complex orthonormal matrix; with more, the
-  rotation embedding for ``s <= 3`` and the seeded complex matrix otherwise (the
+  rotation embedding for ``s <= 4`` and the seeded complex matrix otherwise (the
   rotation embedding degrades fast with s: a lower bound of 9e11 at (64, 48),
   against 3e3).
 
@@ -434,7 +434,7 @@ def block_generator(n: int, k: int, *, systematic: bool) -> BlockGenerator:
             (worst, "scalar-table", lambda: real_generator(n, k, systematic=False))
         )
     cheap = math.comb(n, k) <= _ON_THE_FLY
-    if cheap or (not candidates and n - k <= 3):
+    if cheap or (not candidates and n - k <= 4):
         worst = _rotation_worst(n, k)
         candidates.append((worst, "rotation", lambda: rotation_generator(n, k)))
     if not candidates or (cheap and frame is None):
