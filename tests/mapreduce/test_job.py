@@ -144,7 +144,7 @@ def test_failing_reduce_task_raises(client):
 
 
 def _slow_words(text):
-    time.sleep(1.0)
+    time.sleep(5.0)
     return count_words(text)
 
 
@@ -154,7 +154,8 @@ def test_stage_past_the_timeout_raises_instead_of_hanging(client):
         run_mapreduce(
             ["a b", "c"], _slow_words, sum_counts, K=2, r=1, client=client, timeout=0.2
         )
-    assert time.perf_counter() - started < 1.0
+    # Well before the 5 s maps end, with room for a busy machine.
+    assert time.perf_counter() - started < 4.0
 
 
 @pytest.mark.parametrize(

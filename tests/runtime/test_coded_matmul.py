@@ -108,7 +108,8 @@ def test_overlap_into_next_call_is_reported(client):
     try:
         first = coded_matmul(A, x, scheme=code, client=client)
         assert first.overlap_seconds == 0.0
-        timer = threading.Timer(1.0, event.set)
+        # Long enough that a busy machine still submits the second call first.
+        timer = threading.Timer(3.0, event.set)
         timer.start()
         second = coded_matmul(A, x, scheme="uncoded", client=client)
         timer.join()
