@@ -98,10 +98,10 @@ class TransposedCode(Code):
     --------
     >>> import numpy as np
     >>> from coded import MDSCode
-    >>> code = TransposedCode(MDSCode(4, 2))
-    >>> A, y = np.arange(12.0).reshape(4, 3), np.array([1.0, 0.0, -1.0, 2.0])
+    >>> code = TransposedCode(MDSCode(4, 3))
+    >>> A, y = np.arange(18.0).reshape(6, 3), np.array([1.0, 0, -1, 2, 1, 3])
     >>> encoded = code.encode_operands(A, y)
-    >>> results = {i: encoded.lefts[i].T @ encoded.right(i) for i in (1, 3)}
+    >>> results = {i: encoded.lefts[i].T @ encoded.right(i) for i in (1, 2, 3)}
     >>> np.allclose(code.decode_results(encoded, results), A.T @ y)
     True
     """
