@@ -34,8 +34,7 @@ pytestmark = pytest.mark.runtime
 TEXTS = [" ".join(f"w{(7 * f + 3 * i) % 23}" for i in range(40 + f)) for f in range(12)]
 
 
-@pytest.fixture(scope="module")
-def client():
+def _four_worker_client():
     distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(
@@ -44,6 +43,11 @@ def client():
         distributed.Client(cluster) as client,
     ):
         yield client
+
+
+@pytest.fixture(scope="module")
+def client():
+    yield from _four_worker_client()
 
 
 WAIT_ALL = {"straggler_slack": math.inf}  # exact loads need every map
@@ -353,14 +357,7 @@ def _die_at(address, text):
 
 @pytest.fixture
 def fresh_client():
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=4, threads_per_worker=1, processes=False, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
+    yield from _four_worker_client()
 
 
 def test_a_lost_mapper_within_tolerance_gives_the_full_output(fresh_client):
