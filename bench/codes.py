@@ -15,8 +15,9 @@ Prints three side-by-side tables and writes ``bench/results/codes.json``:
    systematic Gaussian ``[I; P]``, of a real Vandermonde matrix on Chebyshev points
    and of the rotation-matrix embedding (Ramamoorthy & Tang 2021); and the worst
    relative error of decoding ``A @ x`` from the worst survivor set, plus the extra
-   worker the guard waits for when the set exceeds ``max_condition``, with worker
-   arithmetic in float64 and in float32 (decoding in float64).
+   worker the guard waits for when the set exceeds ``max_condition``, in float64
+   and with float32 operands (float32 shares and worker products, decoding in
+   float64, a float32 product), against the float64 product.
 
 Medians over ``--repeats`` (default 7, >= 5) runs; seeded. Timings are noisy on a
 shared machine.
@@ -143,21 +144,25 @@ def _worst(G, ell, *, orthonormal, extra=0):
 
 
 def _decode_error(code, survivors, rng, dtype, d=64):
-    """Relative error of decoding A @ x from `survivors` (workers in `dtype`)."""
-    ell = code.subblocks
-    A = rng.standard_normal((code.k * ell * 4, d))
-    x = rng.standard_normal(d)
-    exact = A @ x
+    """Relative error of the decoded ``A @ x`` from `survivors` vs float64.
+
+    A and x are `dtype` end to end: float32 operands give float32 shares and
+    worker products, a float64 decode and a float32 product, compared with the
+    float64 product of the same (float32) operands.
+    """
+    A = rng.standard_normal((code.k * code.subblocks * 4, d)).astype(dtype)
+    x = rng.standard_normal(d).astype(dtype)
+    exact = A.astype(np.float64) @ x.astype(np.float64)
     encoded = code.encode_operands(A, x)
     decoder = code.decoder(encoded)
     for i in survivors:
-        left = np.asarray(encoded.lefts[i], dtype=dtype)
-        value = left @ np.asarray(x, dtype=dtype)
-        decoder.add(Piece(worker=i, start=0, stop=left.shape[0], value=value))
+        value = code.multiply(encoded.lefts[i], encoded.right(i))
+        decoder.add(Piece(worker=i, start=0, stop=value.shape[0], value=value))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IllConditionedWarning)
         C = decoder.decode()
-    error = np.linalg.norm(C - exact) / np.linalg.norm(exact)
+    assert C.dtype == dtype, C.dtype
+    error = np.linalg.norm(C.astype(np.float64) - exact) / np.linalg.norm(exact)
     return float(error), decoder.units_used
 
 

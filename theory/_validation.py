@@ -259,6 +259,7 @@ def check_finite_matrix(
     name: str,
     *,
     ndim: int | Sequence[int] = 2,
+    keep_float32: bool = False,
 ) -> np.ndarray:
     """Return `values` as a numeric array with no NaN or inf, checking `ndim`.
 
@@ -270,11 +271,14 @@ def check_finite_matrix(
         Argument name used in messages.
     ndim : int or sequence of int
         Allowed numbers of dimensions.
+    keep_float32 : bool
+        Return a float32 array as it is (no float64 copy).
 
     Returns
     -------
     numpy.ndarray
-        The array (integer dtypes are kept, others become float64).
+        The array (integer dtypes are kept, others become float64, float32
+        too unless `keep_float32`).
 
     Examples
     --------
@@ -304,7 +308,8 @@ def check_finite_matrix(
             f"`{name}` must have ndim in {allowed}, got shape {array.shape}."
         )
     if array.dtype.kind == "f":
-        array = array.astype(np.float64, copy=False)
+        if not (keep_float32 and array.dtype == np.float32):
+            array = array.astype(np.float64, copy=False)
         # min and max propagate NaN and reach +-inf: two passes, no temporary
         if array.size and not (np.isfinite(array.min()) and np.isfinite(array.max())):
             raise ValueError(f"`{name}` must be finite (no NaN or inf).")

@@ -14,6 +14,10 @@ Operand semantics over GF(p):
 - the residue entry point (``encode_residues`` of the codes, used by the CRT code)
   takes int64 residues in ``[0, p)`` and decodes to them: no galois at all.
 
+Over the reals the working precision is float64, or float32 when both operands are
+float32 (``output = "float32"``): shares and worker products stay float32 (half the
+memory and bandwidth), decoding is float64 and the product is returned as float32.
+
 Operands are converted with ``np.asarray(..., dtype)`` (no copy when the caller's
 array already has the dtype), so coded blocks that equal source blocks are
 read-only views of the caller's array.
@@ -67,7 +71,8 @@ MAX_PRIME = 2**31 - 1
 TRUST_LIMIT = 1e-6
 """A real decode warns when ``cond(G[S]) * eps`` exceeds this relative error."""
 
-Output = Literal["real", "field", "signed", "residue"]
+Output = Literal["real", "float32", "field", "signed", "residue"]
+REAL_OUTPUTS = ("real", "float32")
 
 ENCODE_CHUNK = 16_384
 """Columns per chunk of the encoding product (cache-sized blocks of the sources)."""
@@ -171,12 +176,24 @@ def _signed_residues(array: np.ndarray, p: int) -> np.ndarray:
 
 
 def _real_array(value: Any, name: str, ndim: tuple[int, ...]) -> np.ndarray:
+    """`value` as float64, or as float32 when it is float32 (no copy then)."""
     if is_field_array(value):
         raise TypeError(
             f"`{name}` is a galois FieldArray but the code is over the reals "
             "(field=None)."
         )
-    return np.asarray(check_finite_matrix(value, name, ndim=ndim), dtype=np.float64)
+    array = check_finite_matrix(value, name, ndim=ndim, keep_float32=True)
+    return array if array.dtype == np.float32 else np.asarray(array, np.float64)
+
+
+def real_output(*arrays: np.ndarray) -> Output:
+    """``"float32"`` when every real operand is float32, else ``"real"`` (float64)."""
+    return "float32" if all(a.dtype == np.float32 for a in arrays) else "real"
+
+
+def real_dtype(output: Output) -> type:
+    """Working dtype of the shares and worker products of a real `output`."""
+    return np.float32 if output == "float32" else np.float64
 
 
 def _check_nonempty(array: np.ndarray, name: str) -> None:
@@ -187,7 +204,8 @@ def _check_nonempty(array: np.ndarray, name: str) -> None:
 def prepare_single(X: Any, p: int | None, name: str = "X") -> tuple[np.ndarray, Output]:
     """Validate a single matrix operand; return its representation and semantics."""
     if p is None:
-        array, output = _real_array(X, name, (2,)), "real"
+        array = _real_array(X, name, (2,))
+        output = real_output(array)
     elif is_field_array(X):
         array, output = _as_residues(X, name, p, (2,)), "field"
     else:
@@ -201,7 +219,9 @@ def prepare_operands(A: Any, B: Any, p: int | None) -> Operands:
     """Validate ``A @ B`` (A: (m, d), B: (d, c) or (d,)) for a code over `p`."""
     if p is None:
         A_, B_ = _real_array(A, "A", (2,)), _real_array(B, "B", (1, 2))
-        output: Output = "real"
+        output: Output = real_output(A_, B_)
+        dtype = real_dtype(output)
+        A_, B_ = np.asarray(A_, dtype), np.asarray(B_, dtype)
     elif is_field_array(A) or is_field_array(B):
         A_, B_ = _as_residues(A, "A", p, (2,)), _as_residues(B, "B", p, (1, 2))
         output = "field"
@@ -223,10 +243,11 @@ def prepare_right(
     """Validate a new right operand ``(d, c)`` or ``(d,)`` against an encoded A.
 
     `output` and `a_bound` are those of A's encoding: B must have the same
-    semantics (reals, field elements, signed integers or residues).
+    semantics (reals, field elements, signed integers or residues); over the
+    reals B takes A's working precision (float32 when A was encoded in float32).
     """
-    if output == "real":
-        B_ = _real_array(B, "B", (1, 2))
+    if output in REAL_OUTPUTS:
+        B_ = np.asarray(_real_array(B, "B", (1, 2)), real_dtype(output))
     elif output == "signed":
         B_ = _integer_array(B, "B", (1, 2))
     else:
@@ -279,14 +300,19 @@ def lift(residues: np.ndarray, output: Output, p: int | None) -> Any:
     """Return decoded `residues` in the caller's semantics.
 
     A real product that is not finite (its pieces were) overflowed float64 while
-    decoding: that raises, never returns infinities for a finite answer.
+    decoding, or float32 when returned in float32: that raises, never returns
+    infinities for a finite answer.
     """
-    if output == "real" and not _all_finite(residues):
-        raise ValueError(
-            "decoding overflows float64: the decoded product is not finite though "
-            "every piece was; scale the operands down."
-        )
-    if output in ("real", "residue"):
+    if output in REAL_OUTPUTS:
+        with np.errstate(over="ignore"):  # raised below
+            product = residues.astype(real_dtype(output), copy=False)
+        if not _all_finite(product):
+            raise ValueError(
+                f"decoding overflows {product.dtype}: the decoded product is not "
+                "finite though every piece was; scale the operands down."
+            )
+        return product
+    if output == "residue":
         return residues
     if output == "field":
         return galois_field(p)(residues)
@@ -355,10 +381,11 @@ def encode_product(
     """``G @ [full; tail]`` (mod `p`) in cache-sized column chunks, no stacked copy.
 
     `full` (often a view of the caller's operand) and `tail` (zero-padded blocks)
-    are the ``K`` rows of the source matrix, each of length ``L``.
+    are the ``K`` rows of the source matrix, each of length ``L``. Real shares have
+    the sources' dtype; float32 shares are accumulated in float64, then rounded.
     """
     L = full.shape[1]
-    out = np.empty((G.shape[0], L), dtype=np.float64 if p is None else np.int64)
+    out = np.empty((G.shape[0], L), dtype=full.dtype if p is None else np.int64)
     if G.shape[0] == 0 or L == 0:
         return out
     buffer = np.empty((G.shape[1], min(L, ENCODE_CHUNK)), dtype=full.dtype)
@@ -370,12 +397,15 @@ def encode_product(
             np.concatenate((full[:, start:stop], tail[:, start:stop]), out=sources)
         if p is None:
             with np.errstate(over="ignore", invalid="ignore"):  # raised below
-                np.matmul(G, sources, out=out[:, start:stop])
+                if out.dtype == np.float64:
+                    np.matmul(G, sources, out=out[:, start:stop])
+                else:
+                    out[:, start:stop] = G @ sources.astype(np.float64)
         else:
             _modular.matmul_mod_into(G, sources, p, out[:, start:stop])
     if p is None and not _all_finite(out):
         raise ValueError(
-            "encoding overflows float64: a coded share (a combination of up to "
+            f"encoding overflows {out.dtype}: a coded share (a combination of up to "
             f"{G.shape[1]} blocks) is not finite; scale the operand down."
         )
     return out

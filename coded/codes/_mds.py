@@ -52,8 +52,9 @@ class BlockCode(UnitCode):
     ``encode_operands`` pads the m rows of A with zero rows up to ``K * ceil(m / K)``
     (``K`` = number of source blocks; only the last blocks are copied to pad them);
     the decoder drops the padding. Blocks that a worker gets uncoded are read-only
-    views of A (no copy when A is already a C-contiguous float64 array, or int64
-    residues over GF(p)).
+    views of A (no copy when A is already a C-contiguous float64 or float32 array,
+    or int64 residues over GF(p)). Real operands that are both float32 stay float32
+    in the shares and worker products; decoding is float64, the product float32.
     """
 
     def encode_operands(self, A: Any, B: Any) -> EncodedOperands:
@@ -115,10 +116,10 @@ class BlockCode(UnitCode):
         -------
         list of array, length n
             Share ``i``, shape ``(load_i m / K, d)`` (``load_i`` = blocks of worker
-            i): float64, a FieldArray, or int64
+            i): float64 (float32 for a float32 X), a FieldArray, or int64
             residues in ``[0, p)`` for integer X (``share @ Y`` in int64 is fine
             while ``d (p - 1) max|Y|`` fits; otherwise use :attr:`multiply`).
-            Arrays are read-only; an uncoded share of a float64 X is a view of it.
+            Arrays are read-only; an uncoded share of a float X is a view of it.
         """
         array, output = fields.prepare_single(X, self._p)
         m, K = array.shape[0], self._G.shape[1]
@@ -143,7 +144,8 @@ class BlockCode(UnitCode):
         Returns
         -------
         array
-            ``X @ Y``: float64, a FieldArray (FieldArray results), or int64 signed
+            ``X @ Y``: float64 (float32 for float32 results, decoded in float64),
+            a FieldArray (FieldArray results), or int64 signed
             integers (integer results; exact when ``2 max|X @ Y| < p``).
 
         Raises

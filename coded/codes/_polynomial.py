@@ -242,7 +242,8 @@ class PolynomialCode(UnitCode):
         Returns
         -------
         list of tuple
-            ``(Ã_i, B̃_i)``: float64, FieldArrays, or int64 residues in
+            ``(Ã_i, B̃_i)``: float64 (float32 when A and B are), FieldArrays, or
+            int64 residues in
             ``[0, p)`` (integer inputs; multiply them with :attr:`multiply`, which
             reduces modulo p, when ``d (p - 1)^2`` could overflow int64).
         """
@@ -276,7 +277,8 @@ class PolynomialCode(UnitCode):
         Returns
         -------
         array
-            ``A @ B`` (float64, FieldArray, or exact signed int64).
+            ``A @ B`` (float64, float32 for float32 results (decoded in float64),
+            FieldArray, or exact signed int64).
 
         Raises
         ------

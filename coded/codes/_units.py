@@ -142,7 +142,7 @@ class UnitContext:
         Shape of one source block / one coded unit.
     is_vector : bool
         Whether B was a vector (the product is then returned 1-D).
-    output : {"real", "field", "signed", "residue"}
+    output : {"real", "float32", "field", "signed", "residue"}
         How decoded residues are returned (see ``coded.codes._fields``).
     a_bound : int
         ``d max|A|`` for signed integers over GF(p) (bounds a new B in
@@ -604,7 +604,7 @@ class UnitCode(Code):
                 f"got shape {array.shape}."
             )
         if self._p is None:
-            output = "real"
+            output = fields.real_output(array)
         else:
             output = "field" if fields.is_field_array(value) else "signed"
         return self._simple_context(
@@ -703,13 +703,12 @@ class UnitDecoder(Decoder):
         if array.dtype == np.bool_ or array.dtype.kind not in "iuf":
             raise TypeError(f"`piece.value` must be numeric, got dtype {array.dtype}.")
         if p is None:
-            array = np.asarray(array, dtype=np.float64)
             if not np.all(np.isfinite(array)):
                 bad = int(np.count_nonzero(~np.isfinite(array)))
                 raise NonFiniteResultError(
                     f"worker {worker} returned a result with {bad} non-finite "
                     "entries (NaN or inf; from finite operands, its product "
-                    "overflowed float64); refusing to decode a wrong product.",
+                    f"overflowed {array.dtype}); refusing to decode a wrong product.",
                     worker=worker,
                 )
         else:
@@ -780,9 +779,10 @@ class UnitDecoder(Decoder):
         Returns
         -------
         array
-            float64 over the reals; over GF(p) a FieldArray (field inputs), int64
-            signed integers (integer inputs) or int64 residues in ``[0, p)``
-            (operands from ``encode_residues``).
+            float64 over the reals (float32 when both operands were float32:
+            decoded in float64, then rounded); over GF(p) a FieldArray (field
+            inputs), int64 signed integers (integer inputs) or int64 residues in
+            ``[0, p)`` (operands from ``encode_residues``).
         """
         if not self.is_decodable:
             raise DecodingError(self._code._shortfall(self.progress[0]))

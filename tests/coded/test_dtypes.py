@@ -26,8 +26,13 @@ INTEGER_DTYPES += [np.uint8, np.uint16, np.uint32, np.uint64]
 FLOAT_DTYPES = [np.float16, np.float32, np.float64]
 BIG_PRIME = 2**31 - 1
 FIELDS = [None, DEFAULT_PRIME, BIG_PRIME, "exact"]
-REAL_TOLERANCE = 1e-9
-"""Real codes: ``|C - A @ B| <= REAL_TOLERANCE * d max|A| max|B|`` entrywise."""
+REAL_TOLERANCE = {np.float64: 1e-9, np.float32: 1e-4}
+"""Real codes: ``|C - A @ B| <= REAL_TOLERANCE * max(|A| @ |B|)`` entrywise, by the
+working precision (float32 when both operands are float32, else float64)."""
+UNDERFLOW = {np.float64: 0.0, np.float32: 1e-35}
+"""Absolute floor of float32 results: products below float32's normal range."""
+OVERFLOW = {np.float64: 1e300, np.float32: 1e30}
+"""A refusal to decode ("overflow") is allowed only once magnitudes pass this."""
 
 CODES = {
     "mds": lambda field, m: MDSCode(4, 2, field=field),
@@ -95,8 +100,9 @@ def _check_real(run, A, B):
     """Close to the float64 product, or a named error once values near overflow.
 
     The tolerance scales with ``max(|A| @ |B|)``, the largest magnitude any
-    entry's sum of products reaches.
+    entry's sum of products reaches. float32 operands give a float32 product.
     """
+    dtype = np.float32 if A.dtype == B.dtype == np.float32 else np.float64
     A64, B64 = A.astype(np.float64), B.astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         scale = float((np.abs(A64) @ np.abs(B64)).max())
@@ -107,12 +113,13 @@ def _check_real(run, A, B):
         reference = A64 @ B64
     if refused is not None:  # only near float64's limit, and saying so
         a_max, b_max = float(np.abs(A64).max()), float(np.abs(B64).max())
-        assert max(a_max, b_max, a_max * b_max, scale) > 1e300, refused
+        assert max(a_max, b_max, a_max * b_max, scale) > OVERFLOW[dtype], refused
         assert "overflow" in refused
         return
-    assert C.dtype == np.float64
+    assert C.dtype == dtype
     if np.isfinite(scale):
-        np.testing.assert_allclose(C, reference, rtol=0, atol=REAL_TOLERANCE * scale)
+        atol = REAL_TOLERANCE[dtype] * scale + UNDERFLOW[dtype]
+        np.testing.assert_allclose(C, reference, rtol=0, atol=atol)
     else:  # numpy's own product overflows: same infinities, or a refusal
         np.testing.assert_allclose(C, reference, rtol=1e-9, equal_nan=True)
 
@@ -137,7 +144,7 @@ def test_every_dtype_is_exact_close_or_a_named_error(name, field, data):
     def run():
         if not placed:
             return _decode(code, code.encode_operands(A, B))
-        placeholder = np.zeros(d, dtype=np.int64 if field else np.float64)
+        placeholder = np.zeros(d, dtype=np.int64 if field else B.dtype)
         if field is not None and dtype in FLOAT_DTYPES:
             placeholder = B  # A's own check must name the dtype
         encoded = code.encode_operands(A, placeholder)
@@ -184,3 +191,47 @@ def test_single_operand_encoding_reduces_limits_exactly(dtype, value):
     shares = code.encode(np.full((2, 2), value, dtype=dtype))
     # systematic shares of a signed-integer A hold its residues mod p
     assert int(shares[0][0, 0]) == value % DEFAULT_PRIME
+
+
+def _float32_code(name, data):
+    if name == "mds":
+        n = data.draw(st.integers(2, 10), label="n")
+        return MDSCode(n, data.draw(st.integers(1, n), label="k"))
+    p_a, p_b = data.draw(st.integers(1, 3), label="p_a"), data.draw(st.integers(1, 3))
+    return PolynomialCode(p_a * p_b + data.draw(st.integers(0, 3)), p_a, p_b)
+
+
+@pytest.mark.parametrize("name", ["mds", "polynomial"])
+@given(data=st.data())
+def test_float32_stays_float32_on_workers_and_decodes_in_float64(name, data):
+    code = _float32_code(name, data)
+    K = code.recovery_threshold
+    workers = sorted(data.draw(st.permutations(range(code.n)), label="order")[:K])
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16), label="seed"))
+    rows, d = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 4))
+    if name == "mds":
+        p_a, p_b = K * code.subblocks, 1
+    else:
+        p_a, p_b = code.p_a, code.p_b
+    A = rng.standard_normal((p_a * rows, d)).astype(np.float32)
+    B = rng.standard_normal((d, 2 * p_b)).astype(np.float32)
+    encoded = code.encode_operands(A, B)
+    assert {left.dtype for left in encoded.lefts} == {np.dtype(np.float32)}
+    assert encoded.right(0).dtype == np.float32
+    products = {i: code.multiply(encoded.lefts[i], encoded.right(i)) for i in workers}
+    assert {value.dtype for value in products.values()} == {np.dtype(np.float32)}
+    decoder = code.decoder(encoded)
+    for i, value in products.items():
+        decoder.add(Piece(worker=i, start=0, stop=value.shape[0], value=value))
+    C = decoder.decode()
+    assert C.dtype == np.float32
+    # float64 decoding: the float32 result is the float64 decode of the same
+    # float32 pieces, rounded once (a float32 solve would differ in low bits)
+    wide = code.decode({i: value.astype(np.float64) for i, value in products.items()})
+    assert wide.dtype == np.float64
+    np.testing.assert_array_equal(C, wide.astype(np.float32))
+    exact = A.astype(np.float64) @ B.astype(np.float64)
+    scale = float((np.abs(A).astype(np.float64) @ np.abs(B)).max())
+    kappa = max(decoder.condition_number, 1.0)
+    tol = 100 * kappa * np.finfo(np.float32).eps * scale
+    np.testing.assert_allclose(C, exact, rtol=0, atol=tol)

@@ -43,3 +43,17 @@ def test_guard_decodes_and_warns_at_the_timeout(client):
     kappa = record[0].message.condition_number
     assert kappa == pytest.approx(result.condition_number)
     assert kappa > code.max_condition
+
+
+def test_float32_operands_give_a_float32_product(client):
+    code = MDSCode(6, 3)
+    A32, X32 = A.astype(np.float32), X.astype(np.float32)
+    assert {share.dtype for share in code.encode_operands(A32, X32).lefts} == {
+        np.dtype(np.float32)
+    }
+    result = coded_matmul(A32, X32, scheme=code, client=client)
+    assert result.product.dtype == np.float32
+    exact = A32.astype(np.float64) @ X32.astype(np.float64)
+    scale = (np.abs(A32) @ np.abs(X32)).max()
+    tol = 100 * result.condition_number * np.finfo(np.float32).eps * scale
+    np.testing.assert_allclose(result.product, exact, rtol=0, atol=tol)
