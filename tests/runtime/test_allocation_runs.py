@@ -80,7 +80,7 @@ def test_allocation_input_validation(client, kwargs, error, message):
 
 def test_profile_workers_times_real_tasks_at_two_loads(client):
     # deterministic: every measured time is at least the injected duration of
-    # its task (replayed from the same seed), whatever the machine's load
+    # its task (task j of every worker uses the j-th draw), whatever the load
     n, loads, repeats, d = 3, (10, 40), 2, 8
     profile = WorkerProfile(a=[1.0, 2.0, 4.0], mu=[2.0, 1.0, 0.5], c=[5.0, 0.0, 1.0])
     stragglers = Stragglers(profile=profile, time_unit=1e-3)
@@ -88,15 +88,39 @@ def test_profile_workers_times_real_tasks_at_two_loads(client):
         client, n=n, loads=loads, d=d, repeats=repeats, stragglers=stragglers, rng=9
     )
     assert fit.n == n
-    assert fit.loads.tolist() == [[10.0, 40.0, 10.0, 40.0]] * n
+    assert fit.loads.shape == fit.times.shape == (n, len(loads) * repeats)
+    for rows in fit.loads:  # each worker alternates two loads, scaled down at most
+        assert rows[0] < rows[1] <= 40
+        assert rows.tolist() == rows[:2].tolist() * repeats
     generator = np.random.default_rng(9)
-    generator.integers(2**32, size=n)  # operand seeds
-    generator.standard_normal(d)  # the vector
-    for column, load in enumerate(loads * repeats):
+    for column in range(fit.times.shape[1]):
         plan = stragglers.sample(n, rng=generator)
-        injected = [plan.task_fault(i, rows=load).duration_seconds for i in range(n)]
+        injected = [
+            plan.task_fault(i, rows=fit.loads[i, column]).duration_seconds
+            for i in range(n)
+        ]
         assert np.all(fit.times[:, column] >= injected)
-    assert np.all(np.isfinite(fit.profile.c))
+    assert np.all(fit.profile.c > 0)  # the round trip of a task is never free
+    assert np.all(fit.c_se > 0)
+    assert scheduler_keys(client, "calibrate") == []
+
+
+def test_profile_workers_scales_a_slow_workers_loads_to_its_budget(client):
+    # worker 1 takes at least 20 ms a row (injected), so 16 tasks of up to 1000
+    # rows cannot fit in 0.2 s: its loads shrink; the ratio between them stays
+    slow = Stragglers(profile=WorkerProfile(a=[0.0, 20.0], mu=[1e6, 1e6]))
+    fit = profile_workers(
+        client, n=2, loads=(100, 1000), repeats=2, budget_seconds=0.2, stragglers=slow
+    )
+    assert fit.loads[1, 1] < 100
+    assert fit.loads[1, 0] < fit.loads[1, 1]
+    assert np.all(fit.times[1] >= 20e-3 * fit.loads[1])
+
+
+def test_profile_workers_times_out_with_a_clear_error(client):
+    slow = Stragglers(delays={0: 5.0})
+    with pytest.raises(TimeoutError, match=re.escape("within timeout=0.3 s")):
+        profile_workers(client, n=2, loads=(1, 2), stragglers=slow, timeout=0.3)
     assert scheduler_keys(client, "calibrate") == []
 
 
@@ -106,6 +130,8 @@ def test_profile_workers_times_real_tasks_at_two_loads(client):
         ({"repeats": 1}, ValueError, "`repeats` must be >= 2, got"),
         ({"loads": (5, 5)}, ValueError, "`loads` must hold at least 2 distinct"),
         ({"loads": 5}, TypeError, "`loads` must be a sequence of ints, got int."),
+        ({"pings": 1}, ValueError, "`pings` must be >= 2, got"),
+        ({"budget_seconds": 0.0}, ValueError, "`budget_seconds` must be > 0"),
     ],
 )
 def test_profile_workers_input_validation(client, kwargs, error, message):
