@@ -155,9 +155,10 @@ def coded_matmul(
 
     name, n = resolve_workers(scheme, n, k)
     options = execution_options(options, option_fields, "coded_matmul")
-    if is_dask_array(B):  # B is small: the client holds it
-        B = B.compute()
     if is_dask_array(A):
+        from coded.runtime._dask_array import check_dask_matrix
+
+        check_dask_matrix(A)  # before a cluster starts
         placement = {"scheme": scheme, "n": n, "k": k, "r": r, "field": field}
         with client_for_call(client, address, n or EMBEDDED_WORKERS) as own:
             return _matmul_dask_array(
@@ -177,6 +178,8 @@ def coded_matmul(
             client=client,
             options=options,
         )
+    if is_dask_array(B):  # B is small and shipped to every worker: hold it here
+        B = B.compute()
     check_operands(A, B)
     m = np.shape(A)[0]
     code, batches, name = given_code(scheme, name, allocation, n, k, r, m, field)

@@ -40,6 +40,7 @@ __all__ = [
     "execution_options",
     "given_code",
     "is_dask_array",
+    "product_layout",
     "resolve_workers",
     "run_encoded",
     "start_encoded",
@@ -73,17 +74,28 @@ class ExecutionOptions:
         Seconds to wait for a decodable set of results, ``> 0``.
     rng : Generator, SeedSequence, int or None
         Draws the injected delays.
+    output : {"numpy", "dask"}
+        ``"numpy"``: the workers' results come to the client, which decodes the
+        product. ``"dask"``: the product is decoded by a task on a worker and
+        returned as a ``dask.array`` (row chunks, computed on the cluster) that
+        never passes through the client, so products chain
+        (``coded_matmul(A, coded_matmul(B, x, output="dask").product)``);
+        ``int64`` residues or signed integers over GF(p). The record's
+        ``compute`` stage is then NaN (the tasks' timings stay on the workers).
+        Codes whose decodability depends on the values (``field="exact"``)
+        decode on the client only.
 
     Examples
     --------
     >>> from coded import ExecutionOptions
     >>> ExecutionOptions(timeout=5, rng=0)
-    ExecutionOptions(stragglers=None, timeout=5.0, rng=0)
+    ExecutionOptions(stragglers=None, timeout=5.0, rng=0, output='numpy')
     """
 
     stragglers: Stragglers | None = None
     timeout: float = 60.0
     rng: RngLike = None
+    output: Literal["numpy", "dask"] = "numpy"
 
     def __post_init__(self) -> None:
         timeout = check_real(self.timeout, "timeout", min_value=0.0, strict_min=True)
@@ -92,6 +104,10 @@ class ExecutionOptions:
             raise TypeError(
                 "`stragglers` must be a coded.Stragglers or None, got "
                 f"{type(self.stragglers).__name__}."
+            )
+        if self.output not in ("numpy", "dask"):
+            raise ValueError(
+                f"`output` must be 'numpy' or 'dask', got output={self.output!r}."
             )
 
 
@@ -373,38 +389,52 @@ class MatmulHandle:
             submission) expired first.
         """
         if self._result is None:
-            run = self._pending.result()
-            total = time.perf_counter() - self._began
-            stages = {"encode": self._encode_seconds, **run.stage_seconds}
-            stages["total"] = total
-            self._result = MatmulResult(
-                product=run.product,
-                scheme=self._name,
-                n=self._n,
-                k=int(self._code.recovery_threshold),
-                call_id=run.call_id,
-                finish_seconds=run.finish_seconds,
-                used_workers=run.used_workers,
-                failed_workers=run.failed_workers,
-                stage_seconds={s: stages[s] for s in STAGES},
-                cancelled_tasks=run.cancelled_tasks,
-                backup_tasks=run.backup_tasks,
-                overlap_seconds=run.overlap_seconds,
-                condition_number=run.condition_number,
-                units_used=run.units_used,
-                tasks=tuple(
-                    TaskRecord(
-                        worker=worker,
-                        batch=batch,
-                        rows=(start, stop),
-                        finish_seconds=finish,
-                        status=status,
-                        copies=copies,
-                    )
-                    for worker, batch, start, stop, finish, status, copies in run.tasks
-                ),
-            )
+            self._result = self._record(self._pending.result())
         return self._result
+
+    async def result_async(self) -> MatmulResult:
+        """:meth:`result` for a handle of an asynchronous client (``await``).
+
+        ``await handle`` is the same.
+        """
+        if self._result is None:
+            self._result = self._record(await self._pending.result_async())
+        return self._result
+
+    def __await__(self) -> Any:
+        return self.result_async().__await__()
+
+    def _record(self, run: Any) -> MatmulResult:
+        total = time.perf_counter() - self._began
+        stages = {"encode": self._encode_seconds, **run.stage_seconds}
+        stages["total"] = total
+        return MatmulResult(
+            product=run.product,
+            scheme=self._name,
+            n=self._n,
+            k=int(self._code.recovery_threshold),
+            call_id=run.call_id,
+            finish_seconds=run.finish_seconds,
+            used_workers=run.used_workers,
+            failed_workers=run.failed_workers,
+            stage_seconds={s: stages[s] for s in STAGES},
+            cancelled_tasks=run.cancelled_tasks,
+            backup_tasks=run.backup_tasks,
+            overlap_seconds=run.overlap_seconds,
+            condition_number=run.condition_number,
+            units_used=run.units_used,
+            tasks=tuple(
+                TaskRecord(
+                    worker=worker,
+                    batch=batch,
+                    rows=(start, stop),
+                    finish_seconds=finish,
+                    status=status,
+                    copies=copies,
+                )
+                for worker, batch, start, stop, finish, status, copies in run.tasks
+            ),
+        )
 
     def __repr__(self) -> str:
         state = "done" if self._result is not None else "in flight"
@@ -424,8 +454,13 @@ def start_encoded(
     encode_seconds: float,
     options: ExecutionOptions,
     placed_lefts: Any = None,
+    remote_right: Any = None,
 ) -> MatmulHandle:
-    """Submit encoded operands on `addresses`; return the product's handle."""
+    """Submit encoded operands on `addresses`; return the product's handle.
+
+    `remote_right`: a future of the shared right operand, encoded on the
+    cluster (``encoded`` then holds a stand-in of it).
+    """
     from coded.runtime import BackupPolicy
     from coded.runtime._executor import submit_execution
 
@@ -433,6 +468,9 @@ def start_encoded(
     stragglers = options.stragglers
     faults = None if stragglers is None else stragglers.sample(n, rng=options.rng)
     weights = [_column_share(encoded.right(i), B) for i in range(n)]
+    layout = None if options.output == "numpy" else product_layout(code, encoded)
+    if remote_right is not None:
+        encoded = dataclasses.replace(encoded, shared_right=remote_right)
     pending = submit_execution(
         client,
         code,
@@ -445,10 +483,40 @@ def start_encoded(
         row_weights=weights,
         placed_lefts=placed_lefts,
         label=f"{name}-{n}-{code.recovery_threshold}",
+        layout=layout,
     )
     return MatmulHandle(
         pending, code=code, name=name, n=n, began=began, encode_seconds=encode_seconds
     )
+
+
+def product_layout(code: Code, encoded: Any) -> Any:
+    """Shape, dtype and row chunks of the product, for ``output="dask"``.
+
+    Raises
+    ------
+    ValueError
+        For a code whose decoder needs the results' values to track them (the
+        CRT code of ``field="exact"``).
+    """
+    from coded._transpose import TransposedContext
+    from coded.codes._units import UnitContext
+    from coded.runtime._remote import ProductLayout
+
+    context = encoded.context
+    if isinstance(context, UnitContext):
+        rows, block = context.m, context.rows
+    elif isinstance(context, TransposedContext):
+        rows, block = context.d, context.d
+    else:
+        raise ValueError(
+            "output='dask' decodes on a worker from the rows that arrived; "
+            f"{type(code).__name__} needs their values on the client: use "
+            "output='numpy'."
+        )
+    shape = (rows,) if context.is_vector else (rows, context.c)
+    dtype = np.dtype(np.float64 if code.field is None else np.int64)
+    return ProductLayout(shape, dtype, block)
 
 
 def run_encoded(

@@ -228,13 +228,13 @@ class PlacedOperand:
     def release(self) -> None:
         """Drop the coded shares from the cluster (idempotent).
 
-        Returns once the scheduler holds none of the placement's keys.
+        Returns once no worker holds a share (at most 10 s: products still in
+        flight on the placement finish first). Products returned as dask.arrays
+        (``output="dask"``) stay valid.
         """
-        from coded.runtime._executor import forget
+        from coded.runtime._executor import drop
 
-        placed = [share for share in self._futures if share is not None]
-        if placed and self.client.status == "running":
-            forget(self.client, placed)
+        drop(self.client, [share for share in self._futures if share is not None])
         self._futures.clear()
 
     def __repr__(self) -> str:
@@ -448,6 +448,7 @@ def start_placed(
 ) -> MatmulHandle:
     """Submit ``A @ B`` for a placed A (B encoded alone); return its handle."""
     from coded.runtime import check_client
+    from coded.runtime._executor import new_call_id
 
     if A.is_released:
         raise ValueError(
@@ -472,13 +473,29 @@ def start_placed(
     _heal(A)
     began = time.perf_counter()
     code = A.product_code
-    encoded = code.encode_right(A.encoded, B)
+    remote_right = None
+    try:
+        if is_dask_array(B):  # encoded by a task from B's chunks: B stays there
+            from coded.runtime._remote import encode_right_remote
+
+            key = f"coded-{A.placement_id}-right-{new_call_id()}"
+            encoded, remote_right = encode_right_remote(
+                own, code, A.encoded, B, key=key
+            )
+        else:
+            encoded = code.encode_right(A.encoded, B)
+    except TypeError as error:  # B's dtype does not fit the placement's field
+        over = "the reals" if code.field is None else f"GF({code.field.characteristic})"
+        raise TypeError(
+            f"{error} The placement {A.placement_id} was encoded over {over}: "
+            "give `B` of that kind, or place A again with a matching `field`."
+        ) from error
     encode_seconds = time.perf_counter() - began
     return start_encoded(
         own,
         code,
         encoded,
-        encoded.shared_right if A.is_transposed else B,
+        encoded.shared_right,
         name=A.scheme,
         addresses=list(A.locations),
         batches=A.batches,
@@ -486,4 +503,5 @@ def start_placed(
         encode_seconds=encode_seconds,
         options=options,
         placed_lefts=A.futures,
+        remote_right=remote_right,
     )

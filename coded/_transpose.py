@@ -239,15 +239,7 @@ class TransposedDecoder(Decoder):
         """Record one whole worker result ``W_i`` (row ranges are not supported)."""
         if not isinstance(piece, Piece):
             raise TypeError(f"`piece` must be a Piece, got {type(piece).__name__}.")
-        inner = self._code.inner
-        worker = inner._check_worker(piece.worker)
-        units = int(inner._offsets[worker + 1] - inner._offsets[worker])
-        rows = self._context.forward.rows * units
-        if (piece.start, piece.stop) != (0, rows):
-            raise ValueError(
-                f"A.T @ y needs whole worker results (rows 0..{rows}), got the row "
-                f"range [{piece.start}, {piece.stop}) of worker {piece.worker}."
-            )
+        units = self._units(piece.worker, piece.start, piece.stop)
         value = np.asarray(
             piece.value.view(np.ndarray)
             if fields.is_field_array(piece.value)
@@ -260,6 +252,23 @@ class TransposedDecoder(Decoder):
             )
         flat = value.reshape(units, -1)
         self._inner.add(dataclasses.replace(piece, start=0, stop=units, value=flat))
+
+    def mark(self, worker: int, start: int, stop: int) -> None:
+        """Record that worker `worker`'s whole result arrived (decoded elsewhere)."""
+        self._inner.mark(worker, 0, self._units(worker, start, stop))
+
+    def _units(self, worker: int, start: int, stop: int) -> int:
+        """Units of a whole result of `worker` (raises for a row range)."""
+        inner = self._code.inner
+        worker = inner._check_worker(worker)
+        units = int(inner._offsets[worker + 1] - inner._offsets[worker])
+        rows = self._context.forward.rows * units
+        if (start, stop) != (0, rows):
+            raise ValueError(
+                f"A.T @ y needs whole worker results (rows 0..{rows}), got the row "
+                f"range [{start}, {stop}) of worker {worker}."
+            )
+        return units
 
     @property
     def is_decodable(self) -> bool:

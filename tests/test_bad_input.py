@@ -7,6 +7,7 @@ names the argument and the constraint). None of these calls starts a cluster.
 
 import re
 
+import dask.array as da
 import galois
 import numpy as np
 import pytest
@@ -47,6 +48,8 @@ def _matmul(A_, B_, **kwargs):
 
 
 GF7 = galois.GF(7)
+LAZY = da.from_array(A, chunks=2)
+UNKNOWN_ROWS = LAZY[LAZY[:, 0] >= 0]  # a boolean mask: row chunk sizes unknown
 CASES = {
     # operands: types
     "sparse A": (_matmul(scipy.sparse.csr_matrix(A), X), TypeError, "toarray()"),
@@ -65,6 +68,8 @@ CASES = {
     "mismatched shapes": (_matmul(A, np.ones(4)), ValueError, "matching inner dimensions"),
     "list operands, mismatched": (_matmul([[1.0, 2.0]], [1.0, 2.0, 3.0]), ValueError, "matching inner dimensions"),
     "empty A": (lambda: CODE.encode_operands(np.ones((0, 3)), X), ValueError, "`A` must be non-empty"),
+    "dask.array, unknown chunk sizes": (_matmul(UNKNOWN_ROWS, X), ValueError, "unknown chunk sizes (shape (nan, 3)); call `A.compute_chunk_sizes()`"),
+    "dask.array of strings": (_matmul(da.from_array(A.astype(str)), X), TypeError, "`A` must hold real numbers or integers"),
     # codes and fields
     "k > n": (lambda: MDSCode(3, 4), ValueError, "1 <= k <= n"),
     "replication r not dividing n": (lambda: ReplicationCode(4, 3), ValueError, "`r` must divide `n`"),
@@ -91,6 +96,7 @@ CASES = {
     # the call
     "n not an int": (lambda: coded_matmul(A, X, n="3"), TypeError, "`n` must be an integer"),
     "timeout <= 0": (_matmul(A, X, timeout=-1), ValueError, "`timeout` must be > 0.0"),
+    "unknown output": (_matmul(A, X, output="arrow"), ValueError, "`output` must be 'numpy' or 'dask'"),
     "unknown scheme": (_matmul(A, X, scheme="ldpc"), ValueError, "`scheme` must be one of"),
     "code and n disagree": (lambda: coded_matmul(A, X, scheme=CODE, n=4), ValueError, "`n` must equal code.n=3"),
     "client not a Client": (_matmul(A, X, client="tcp://127.0.0.1:1"), TypeError, "`client` must be a distributed.Client"),

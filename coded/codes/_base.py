@@ -100,6 +100,23 @@ class Decoder(ABC):
     def decode(self) -> Any:
         """Return the product; raise `DecodingError` if not yet decodable."""
 
+    def mark(self, worker: int, start: int, stop: int) -> None:
+        """Record that a piece arrived whose value is decoded elsewhere.
+
+        Tracks decodability from the pieces' rows alone (for a decode on a Dask
+        worker, ``output="dask"``); codes whose decodability depends on the
+        values do not support it.
+
+        Raises
+        ------
+        ValueError
+            Always here (the decoders of the row-unit codes override this).
+        """
+        raise ValueError(
+            f"{type(self).__name__} needs the pieces' values to track them; "
+            "decode on the client (output='numpy')."
+        )
+
     @property
     def needs_more(self) -> bool:
         """Decodable but too ill-conditioned: more pieces would be used (guard)."""

@@ -650,8 +650,8 @@ class UnitDecoder(Decoder):
         self._code = code
         self._context = context
         N = code._G.shape[0]
-        dtype = np.float64 if code._p is None else np.int64
-        self._values = np.zeros((N * context.rows, context.width), dtype=dtype)
+        self._values: np.ndarray | None = None  # allocated by the first value
+        self._is_marked = False  # some rows arrived without values (see mark)
         self._received = np.zeros((N, context.rows), dtype=bool)
         self._usable = np.zeros(context.rows, dtype=np.int64)
         self._cached_plan: _Plan | None = None
@@ -671,14 +671,42 @@ class UnitDecoder(Decoder):
         """
         if not isinstance(piece, Piece):
             raise TypeError(f"`piece` must be a Piece, got {type(piece).__name__}.")
-        code, rows = self._code, self._context.rows
-        worker = code._check_worker(piece.worker)
-        total = int(code._offsets[worker + 1] - code._offsets[worker]) * rows
-        start = check_int(piece.start, "piece.start", min_value=0)
-        stop = check_int(piece.stop, "piece.stop", min_value=start, max_value=total)
-        value = self._check_value(piece.value, stop - start, worker)
+        worker, start, stop = self._check_range(piece.worker, piece.start, piece.stop)
+        self._record(
+            worker, start, stop, self._check_value(piece.value, stop - start, worker)
+        )
+
+    def mark(self, worker: int, start: int, stop: int) -> None:
+        """Record that a piece arrived whose value is decoded elsewhere.
+
+        The decoder then tracks :attr:`is_decodable`, :attr:`needs_more` and the
+        conditioning of the pieces received (which depend on their rows only),
+        so that a decoder on a Dask worker, fed the same pieces in the same
+        order, decodes the product there; :meth:`decode` needs values.
+
+        Parameters
+        ----------
+        worker, start, stop : int
+            As the piece's fields.
+        """
+        self._record(*self._check_range(worker, start, stop), None)
+
+    def _check_range(
+        self, worker: object, start: object, stop: object
+    ) -> tuple[int, int, int]:
+        code = self._code
+        worker = code._check_worker(worker)
+        total = int(code._offsets[worker + 1] - code._offsets[worker])
+        start = check_int(start, "piece.start", min_value=0)
+        stop = check_int(
+            stop, "piece.stop", min_value=start, max_value=total * self._context.rows
+        )
+        return worker, start, stop
+
+    def _record(self, worker: int, start: int, stop: int, value: Any) -> None:
         if (self.is_decodable and not self.needs_more) or stop == start:
             return
+        code, rows = self._code, self._context.rows
         base = int(code._offsets[worker]) * rows
         received = self._received.reshape(-1)[base + start : base + stop]
         if received.any():
@@ -686,10 +714,20 @@ class UnitDecoder(Decoder):
                 f"`piece` repeats rows of worker {worker} that were already added "
                 f"(rows {start}..{stop}); add each row of a result once."
             )
-        self._values[base + start : base + stop] = value
+        if value is None:
+            self._is_marked = True
+        else:
+            self._buffer()[base + start : base + stop] = value
         received[:] = True
         self._usable = code._usable(self._received)
         self._cached_plan = None
+
+    def _buffer(self) -> np.ndarray:
+        if self._values is None:
+            N, rows = self._received.shape
+            dtype = np.float64 if self._code._p is None else np.int64
+            self._values = np.zeros((N * rows, self._context.width), dtype=dtype)
+        return self._values
 
     def _check_value(self, value: Any, count: int, worker: int) -> np.ndarray:
         p, width = self._code._p, self._context.width
@@ -786,6 +824,11 @@ class UnitDecoder(Decoder):
         """
         if not self.is_decodable:
             raise DecodingError(self._code._shortfall(self.progress[0]))
+        if self._is_marked:
+            raise DecodingError(
+                "pieces were marked without their values (mark); decode with a "
+                "decoder that was given the pieces themselves."
+            )
         context, code = self._context, self._code
         plan = self._plan()
         if plan.condition > code.max_condition:
@@ -799,7 +842,7 @@ class UnitDecoder(Decoder):
                 ),
                 stacklevel=2,
             )
-        values = self._values.reshape(-1, context.rows, context.width)
+        values = self._buffer().reshape(-1, context.rows, context.width)
         sources = code._solve_units(values, self._received, plan)
         product = code._assemble(sources, context)
         if np.may_share_memory(product, self._values):  # never hand out the buffer

@@ -18,12 +18,13 @@ still arrive, at the latest at `timeout`. A lost scheduler raises
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import statistics
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from distributed.comm import CommClosedError
 from coded._injection import FaultPlan, TaskFault
 from coded.codes import Code, EncodedOperands
 from coded.errors import NotEnoughResultsError, SchedulerLostError
+from coded.runtime._remote import ProductLayout, remote_product
 from coded.runtime._worker import TaskOutput, run_batch, signal_cancel
 from theory._validation import check_real
 
@@ -42,11 +44,14 @@ __all__ = [
     "BackupPolicy",
     "Execution",
     "PendingExecution",
+    "drop",
     "execute",
     "forget",
     "live_addresses",
+    "live_addresses_async",
     "new_call_id",
     "on_scheduler",
+    "on_scheduler_async",
     "scatter_to_workers",
     "submit_execution",
     "tolerance",
@@ -153,7 +158,7 @@ def _scheduler_lost(client: Client, when: str) -> SchedulerLostError:
     )
 
 
-def on_scheduler(client: Client, function: Any, **kwargs: Any) -> Any:
+async def on_scheduler_async(client: Client, function: Any, **kwargs: Any) -> Any:
     """Run `function` on the scheduler, or raise `SchedulerLostError`.
 
     Never waits more than ``_SCHEDULER_SECONDS`` for an unreachable scheduler.
@@ -161,11 +166,8 @@ def on_scheduler(client: Client, function: Any, **kwargs: Any) -> Any:
     if client.status != "running":
         raise _scheduler_lost(client, "before a query")
     try:
-        return client.sync(
-            client._run_on_scheduler,  # public run_on_scheduler has no timeout
-            function,
-            callback_timeout=_SCHEDULER_SECONDS,
-            **kwargs,
+        return await asyncio.wait_for(
+            client._run_on_scheduler(function, **kwargs), _SCHEDULER_SECONDS
         )
     except (OSError, CommClosedError) as error:
         raise SchedulerLostError(
@@ -173,9 +175,19 @@ def on_scheduler(client: Client, function: Any, **kwargs: Any) -> Any:
         ) from error
 
 
-def live_addresses(client: Client) -> set[str]:
+def on_scheduler(client: Client, function: Any, **kwargs: Any) -> Any:
+    """:func:`on_scheduler_async` from synchronous code (a blocking client)."""
+    return client.sync(on_scheduler_async, client, function, **kwargs)
+
+
+async def live_addresses_async(client: Client) -> set[str]:
     """Addresses of the workers the scheduler knows now."""
-    return set(on_scheduler(client, _alive_workers))
+    return set(await on_scheduler_async(client, _alive_workers))
+
+
+def live_addresses(client: Client) -> set[str]:
+    """:func:`live_addresses_async` from synchronous code."""
+    return client.sync(live_addresses_async, client)
 
 
 def tolerance(code: Code) -> int:
@@ -205,6 +217,31 @@ def forget(client: Client, futures: Sequence[Future]) -> set[str]:
         client.cancel(list(futures), force=True)
     keys = [f.key for f in futures]
     return set(on_scheduler(client, _await_forgotten, keys=keys))
+
+
+async def _await_freed(dask_scheduler: Any, keys: list[str]) -> None:
+    """Wait (on the scheduler) until none of `keys` holds data or will run.
+
+    A key some product still derives from (a dask.array decoded on the
+    cluster) stays in the graph, released, as that product's lineage.
+    """
+    for _ in range(_FORGET_POLLS):
+        states = (dask_scheduler.tasks.get(k) for k in keys)
+        if all(ts is None or ts.state in ("released", "erred") for ts in states):
+            return
+        await asyncio.sleep(0.002)
+
+
+def drop(client: Client, futures: Sequence[Future]) -> None:
+    """Release `futures` and wait until the cluster holds none of their data.
+
+    Unlike :func:`forget` nothing is cancelled (a cancel would cascade to the
+    keys derived from these, whose data Dask keeps until they are released).
+    """
+    for future in futures:
+        future.release()
+    if futures and client.status == "running":
+        on_scheduler(client, _await_freed, keys=[f.key for f in futures])
 
 
 def scatter_to_workers(
@@ -265,8 +302,11 @@ class _Run:
         placed_lefts: Sequence[Future | None] | None = None,
         label: str = "",
         timeout: float = 60.0,
+        layout: ProductLayout | None = None,
     ) -> None:
         self.client, self.code, self.encoded = client, code, encoded
+        self.layout = layout  # None: decode on the client; else on a worker
+        self.arrived: list[Future] = []  # used results, in order (layout given)
         self.placed_lefts = None if placed_lefts is None else list(placed_lefts)
         self.lefts: list[Future | None] = []
         self.lost: dict[int, str] = {}  # code worker -> why it never returns
@@ -279,6 +319,7 @@ class _Run:
         self.data: dict[str, Future] = {}
         self.tasks: dict[str, _Task] = {}
         self.decoder = code.decoder(encoded)
+        self.fresh_decoder = None if layout is None else code.decoder(encoded)
         self.finish = [float("nan")] * self.n
         self.used: set[int] = set()
         self.durations: list[float] = []
@@ -476,7 +517,10 @@ class _Run:
         task = self.tasks[key]
         if task.is_done:
             return
-        if future.status != "finished" or not isinstance(result, TaskOutput):
+        remote = self.layout is not None
+        if future.status != "finished" or not (
+            remote or isinstance(result, TaskOutput)
+        ):
             keys = [copy.key for copy in task.copies]
             task.failed_copies.add(keys.index(future.key))
             if task.is_failed and self._is_collateral(task, future):
@@ -494,11 +538,14 @@ class _Run:
         self.finish[task.worker] = now
         self.durations.append(now)
         self.used.add(task.worker)
-        self.outputs.append(result)
-        self.decoder.add(result.piece)
+        if remote:  # the value stays on its worker: record its rows only
+            self.arrived.append(future)
+            self.decoder.mark(task.worker, task.start, task.stop)
+        else:
+            self.outputs.append(result)
+            self.decoder.add(result.piece)
 
-    def _mark_dead_hosts(self) -> None:
-        alive = live_addresses(self.client)
+    def _mark_dead_hosts(self, alive: set[str]) -> None:
         for task in self.tasks.values():
             if task.is_outstanding:
                 dead = {c for c, host in enumerate(task.hosts) if host not in alive}
@@ -560,8 +607,21 @@ class _Run:
                 self.ac.add(self._submit(task, idle.pop(0), key))
                 self.backups += 1
 
-    def wait(self, futures: list[Future], *, timeout: float, policy: Any) -> None:
-        ac = self.ac = as_completed(futures, with_results=True, raise_errors=False)
+    def _steps(
+        self, futures: list[Future], timeout: float, policy: Any
+    ) -> Generator[float | None, set[str] | None, None]:
+        """Run the wait loop without its I/O, yielding what the driver must do.
+
+        Yields seconds to wait for results (the driver waits on `ac` at most
+        that long and sends None) or None (the driver sends the scheduler's live
+        worker addresses). :meth:`wait` and :meth:`wait_async` drive it.
+        """
+        ac = self.ac = as_completed(
+            futures,
+            with_results=self.layout is None,
+            raise_errors=False,
+            loop=self.client.loop,
+        )
         deadline = self.submitted_at + timeout
         poll = _IDLE_POLL_SECONDS if policy is None else _BACKUP_POLL_SECONDS
         last_check = time.perf_counter()
@@ -572,18 +632,18 @@ class _Run:
                 if self.decoder.is_decodable:  # the guard's wait ends: decode, warn
                     return
                 raise self._not_enough(f"timeout after {timeout} s")
-            with ac.thread_condition:
-                if not ac.has_ready():
-                    ac.thread_condition.wait(timeout=min(poll, remaining))
-            for future, result in ac.next_batch(block=False):
-                self._receive(future, result)
+            yield min(poll, remaining)
+            for item in ac.next_batch(block=False):
+                self._receive(*(item if self.layout is None else (item, None)))
             if not self._waiting():
                 break
             if self.collateral:
                 self._retry(self.collateral)
                 self.collateral = set()
             if time.perf_counter() - last_check > _LIVENESS_SECONDS:
-                self._mark_dead_hosts()
+                alive = yield None
+                assert alive is not None
+                self._mark_dead_hosts(alive)
                 last_check = time.perf_counter()
             if self.decoder.is_decodable:  # guard: stop once no result can come
                 if not any(t.is_outstanding for t in self.tasks.values()):
@@ -592,6 +652,43 @@ class _Run:
             self._check_possible()
             if policy is not None:
                 self._launch_backups(policy)
+
+    def wait(self, futures: list[Future], *, timeout: float, policy: Any) -> None:
+        """Wait (blocking) until decodable, or raise `NotEnoughResultsError`."""
+        steps, reply = self._steps(futures, timeout, policy), None
+        while True:
+            try:
+                request = steps.send(reply)
+            except StopIteration:
+                return
+            if request is None:
+                reply = live_addresses(self.client)
+                continue
+            ac, reply = self.ac, None
+            assert ac is not None
+            with ac.thread_condition:
+                if not ac.has_ready():
+                    ac.thread_condition.wait(timeout=request)
+
+    async def wait_async(
+        self, futures: list[Future], *, timeout: float, policy: Any
+    ) -> None:
+        """:meth:`wait` on the event loop of an asynchronous client."""
+        steps, reply = self._steps(futures, timeout, policy), None
+        while True:
+            try:
+                request = steps.send(reply)
+            except StopIteration:
+                return
+            if request is None:
+                reply = await live_addresses_async(self.client)
+                continue
+            ac, reply = self.ac, None
+            assert ac is not None
+            async with ac.condition:
+                if not ac.has_ready():
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(ac.condition.wait(), request)
 
     def _waiting(self) -> bool:
         """Not decodable yet, or decodable above the code's conditioning guard."""
@@ -738,12 +835,15 @@ def submit_execution(
     row_weights: Sequence[float] | None = None,
     placed_lefts: Sequence[Future | None] | None = None,
     label: str | None = None,
+    layout: ProductLayout | None = None,
 ) -> PendingExecution:
     """Place and submit one coded product; return before its results arrive.
 
-    Parameters are those of :func:`execute`. Several products may be in flight
-    at once: each :meth:`PendingExecution.result` waits for its own results only
-    (no thread per product), with its timeout counted from submission.
+    Parameters are those of :func:`execute`, and `layout`: decode on a Dask
+    worker into a dask.array of that layout (None: decode on the client). Several
+    products may be in flight at once: each :meth:`PendingExecution.result` (or
+    :meth:`~PendingExecution.result_async`) waits for its own results only (no
+    thread per product), with its timeout counted from submission.
 
     Returns
     -------
@@ -761,6 +861,7 @@ def submit_execution(
         placed_lefts=placed_lefts,
         label=label or _label(code),
         timeout=timeout,
+        layout=layout,
     )
     try:
         began = time.perf_counter()
@@ -803,26 +904,66 @@ class PendingExecution:
         NotEnoughResultsError
             As :func:`execute`.
         """
-        if self._execution is not None:
-            return self._execution
+        if self._execution is None and self._error is None:
+            try:
+                self._run.wait(
+                    self._futures, timeout=self._timeout, policy=self._policy
+                )
+            except BaseException as error:
+                self._settle(error)
+            self._settle(None)
+        return self._outcome()
+
+    async def result_async(self) -> Execution:
+        """:meth:`result` on the event loop of an asynchronous client."""
+        if self._execution is None and self._error is None:
+            try:
+                await self._run.wait_async(
+                    self._futures, timeout=self._timeout, policy=self._policy
+                )
+            except BaseException as error:
+                self._settle(error)
+            self._settle(None)
+        return self._outcome()
+
+    def _outcome(self) -> Execution:
         if self._error is not None:
             raise self._error
+        assert self._execution is not None
+        return self._execution
+
+    def _settle(self, error: BaseException | None) -> None:
+        """Release the call; record `error` (and re-raise it) or the product."""
         run, stages = self._run, self._stages
-        try:
-            run.wait(self._futures, timeout=self._timeout, policy=self._policy)
+        if error is None:
             stages["wait"] = time.perf_counter() - run.submitted_at
-        except BaseException as error:
-            self._error = error
-            raise
-        finally:
-            self._futures = []
-            began = time.perf_counter()
-            cancelled = run.release()
-            stages["release"] = time.perf_counter() - began
+        self._futures = []
         began = time.perf_counter()
-        product = run.decoder.decode()
-        stages["decode"] = time.perf_counter() - began
-        stages["compute"] = max((o.compute_seconds for o in run.outputs), default=0.0)
+        product = None
+        if error is None and run.layout is not None:  # before the release
+            product = remote_product(
+                run.client,
+                run.fresh_decoder,
+                run.arrived,
+                run.layout,
+                name=run._key("product"),
+            )
+        decode_seconds = time.perf_counter() - began
+        began = time.perf_counter()
+        cancelled = run.release()
+        stages["release"] = time.perf_counter() - began
+        if error is not None:
+            self._error = error
+            raise error
+        if product is None:
+            began = time.perf_counter()
+            product = run.decoder.decode()
+            decode_seconds = time.perf_counter() - began
+        stages["decode"] = decode_seconds
+        stages["compute"] = max(
+            (o.compute_seconds for o in run.outputs),
+            default=0.0 if run.layout is None else float("nan"),
+        )
         self._execution = Execution(
             product=product,
             call_id=run.call_id,
@@ -837,4 +978,3 @@ class PendingExecution:
             units_used=run.decoder.units_used,
             tasks=run.records,
         )
-        return self._execution

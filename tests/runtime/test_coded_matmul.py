@@ -294,7 +294,7 @@ GOOD_X = np.ones(3)
             {"timout": 1.0},
             TypeError,
             "coded_matmul() got unexpected keyword arguments ['timout']; the "
-            "execution options are ['stragglers', 'timeout', 'rng'].",
+            "execution options are ['stragglers', 'timeout', 'rng', 'output'].",
             id="unknown-option",
         ),
         pytest.param(
