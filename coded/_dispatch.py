@@ -516,6 +516,8 @@ def product_layout(code: Code, encoded: Any) -> Any:
         )
     shape = (rows,) if context.is_vector else (rows, context.c)
     dtype = np.dtype(np.float64 if code.field is None else np.int64)
+    if getattr(context, "output", None) == "float32":  # float32 operands
+        dtype = np.dtype(np.float32)
     return ProductLayout(shape, dtype, block)
 
 
