@@ -24,7 +24,13 @@ from mapreduce._examples import (
     sum_counts,
     terasort_map,
 )
-from mapreduce._job import hash_partition, run_mapreduce, split_input
+from mapreduce._job import (
+    concatenate_values,
+    hash_partition,
+    run_coded_maps,
+    run_mapreduce,
+    split_input,
+)
 from mapreduce._network import (
     DELIVERIES,
     FRAME_HEADER_BYTES,
@@ -41,7 +47,7 @@ from mapreduce._placement import (
 )
 from mapreduce._plan import Packet, Segment, ShufflePlan, plan_shuffle, verify_plan
 from mapreduce._records import MapReduceRecord, MapReduceResult
-from mapreduce._straggling import plan_straggling
+from mapreduce._straggling import plan_straggling, straggling_placement
 
 __all__ = [
     "DELIVERIES",
@@ -57,6 +63,7 @@ __all__ = [
     "ShufflePlan",
     "TeraSortResult",
     "Traffic",
+    "concatenate_values",
     "count_words",
     "generate_records",
     "hash_partition",
@@ -69,9 +76,11 @@ __all__ = [
     "plan_traffic",
     "predict_shuffle_seconds",
     "range_partition",
+    "run_coded_maps",
     "run_mapreduce",
     "run_terasort",
     "split_input",
+    "straggling_placement",
     "sum_counts",
     "terasort_map",
     "verify_plan",

@@ -22,7 +22,14 @@ from theory._validation import check_int, check_real
 if TYPE_CHECKING:
     from distributed import Client
 
-__all__ = ["OUTPUTS", "hash_partition", "run_mapreduce", "split_input"]
+__all__ = [
+    "OUTPUTS",
+    "concatenate_values",
+    "hash_partition",
+    "run_coded_maps",
+    "run_mapreduce",
+    "split_input",
+]
 
 OUTPUTS: tuple[str, ...] = ("dict", "bag", "dataframe")
 
@@ -311,4 +318,161 @@ def run_mapreduce(
         partition=partition,
         client=client,
         options=options,
+    )
+
+
+def concatenate_values(j: int, values: list[Any]) -> Any:
+    """Default reduce of :func:`run_coded_maps`: the files' values end to end.
+
+    Parameters
+    ----------
+    j : int
+        Reduce function (unused: every function concatenates).
+    values : list of array_like
+        The files' values of function `j`, in file order.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``concatenate(values)`` (a block-row product's column ``j``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> concatenate_values(0, [np.array([1.0]), np.array([2.0, 3.0])])
+    array([1., 2., 3.])
+    """
+    import numpy as np
+
+    return np.concatenate([np.atleast_1d(v) for v in values])
+
+
+def _check_linear_files(files: Any) -> list:
+    import numpy as np
+
+    files = list(files)
+    if not files:
+        raise ValueError("`files` must hold at least one file, got 0.")
+    try:
+        arrays = [np.asarray(f, dtype=np.float64) for f in files]
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"`files` must be real numeric arrays (linear maps combine them): {error}"
+        ) from error
+    shapes = sorted({a.shape for a in arrays})
+    if len(shapes) != 1:
+        raise ValueError(f"`files` must all have one shape, got shapes {shapes}.")
+    return arrays
+
+
+def run_coded_maps(
+    files: Sequence[Any],
+    map_fn: Callable[[Any], Any],
+    reduce_fn: Callable[[int, list[Any]], Any] = concatenate_values,
+    *,
+    K: int,
+    r: int,
+    q: int,
+    delivery: str = "unicast",
+    client: Client | None = None,
+    timeout: float = 600.0,
+    progress: bool = False,
+) -> MapReduceResult:
+    r"""Run a MapReduce job with coded map tasks: any `q` of `K` nodes suffice.
+
+    The unified scheme of Li, Maddah-Ali and Avestimehr for *linear* map
+    functions: the ``M`` files (padded with zero files to ``N``, a multiple of
+    the scheme's least ``N``) are encoded by a real MDS code into ``N K / q``
+    coded files, ``r`` copies of each by Li's placement. The first `q` nodes to
+    map all their coded files go on; the others are cancelled. The ``Q`` reduce
+    functions are split among those `q` nodes (``array_split``, in node order);
+    each receives the coded values it lacks by a coded shuffle of load
+    :func:`theory.load_straggling` ``L(r, q)``, decodes its functions' values of
+    the ``M`` files, and reduces.
+
+    Parameters
+    ----------
+    files : sequence of array_like
+        ``M >= 1`` real arrays of one shape.
+    map_fn : callable
+        ``map_fn(file)`` returns an array of shape ``(Q, ...)``, row ``j`` the
+        intermediate value of reduce function ``j``. It must be linear,
+        ``map_fn(a x + b y) = a map_fn(x) + b map_fn(y)`` (a product with a
+        fixed matrix, a sum, a projection): it is applied to coded files, and a
+        non-linear `map_fn` silently gives a wrong output (the user's to declare).
+    reduce_fn : callable
+        ``reduce_fn(j, values)`` with `values` the ``M`` files' values of
+        function ``j`` in file order (default: :func:`concatenate_values`).
+    K, r, q : int
+        Nodes (Dask workers used), copies of each coded file, nodes waited
+        for: ``1 <= r <= K``, ``1 <= q <= K``. Up to ``K - q`` slow or lost
+        mappers are tolerated.
+    delivery : {"unicast", "forward"}
+        As in :func:`run_mapreduce`.
+    client : distributed.Client, optional
+        A client with at least ``K`` workers; without one, an embedded cluster.
+    timeout : float
+        Seconds each stage may take, ``> 0``.
+    progress : bool
+        Show a progress bar per stage.
+
+    Returns
+    -------
+    MapReduceResult
+        ``output`` maps ``j`` to ``reduce_fn(j, values)`` for ``j < Q``; the
+        record's `load` is the plan's load over ``Q N T`` (equal to
+        ``L(r, q)``), `tolerance` is ``K - q``, `stragglers` the cancelled nodes.
+
+    Raises
+    ------
+    ValueError
+        For bad `K`, `r`, `q` (``r > K``, ``q > K``), empty `files`, files of
+        different shapes, or a bad `delivery` or `timeout`.
+    TypeError
+        If a file is not a real numeric array, or a function is not callable.
+    NotEnoughMappersError
+        As soon as fewer than `q` nodes can finish (more than ``K - q`` lost).
+    MapReduceTaskError
+        If a task raises (chained), or a stage exceeds `timeout` (more than
+        ``K - q`` slow nodes).
+
+    References
+    ----------
+    .. [1] S. Li, M. A. Maddah-Ali, A. S. Avestimehr, "A Unified Coding
+       Framework for Distributed Computing with Straggling Servers", IEEE
+       Globecom Workshops, 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A, X = np.arange(12.0).reshape(6, 2), np.array([[1.0, 0.0], [1.0, 2.0]])
+    >>> blocks = [A[i : i + 2] for i in (0, 2, 4)]
+    >>> result = run_coded_maps(blocks, lambda a: (a @ X).T, K=3, r=1, q=2)
+    >>> np.allclose(np.stack([result.output[j] for j in (0, 1)]).T, A @ X)
+    True
+    >>> result.record.load, result.record.tolerance
+    (Fraction(1, 2), 1)
+    """
+    for name, fn in (("map_fn", map_fn), ("reduce_fn", reduce_fn)):
+        if not callable(fn):
+            raise TypeError(f"`{name}` must be callable, got {type(fn).__name__}.")
+    K = check_int(K, "K", min_value=1)
+    r, q = check_int(r, "r", min_value=1), check_int(q, "q", min_value=1)
+    for name, value in (("r", r), ("q", q)):
+        if value > K:
+            raise ValueError(
+                f"`{name}` must satisfy 1 <= {name} <= K, got {value}, K={K}."
+            )
+    if delivery not in DELIVERIES:
+        raise ValueError(f"`delivery` must be one of {DELIVERIES}, got {delivery!r}.")
+    arrays = _check_linear_files(files)
+    options = {
+        "timeout": check_real(timeout, "timeout", min_value=0.0, strict_min=True),
+        "delivery": delivery,
+        "progress": bool(progress),
+    }
+    from mapreduce._runtime_linear import execute_coded_maps
+
+    return execute_coded_maps(
+        arrays, map_fn, reduce_fn, K=K, r=r, q=q, client=client, options=options
     )

@@ -219,8 +219,8 @@ def _reduce_task(
     return pickle.dumps(items, protocol=5)
 
 
-def _value_lengths(maps: dict[int, Values]) -> dict[int, list[int]]:
-    return {f: [len(v) for v in values] for f, values in maps.items()}
+def _value_lengths(maps: dict[int, Values], files: list[int]) -> dict[int, list[int]]:
+    return {f: [len(v) for v in maps[f]] for f in files}
 
 
 def _rounds(frames, delivery: str) -> list[dict[tuple[int, int], list[int]]]:
@@ -354,18 +354,28 @@ class _Job:
     # -- map stage
 
     def scatter_files(self, files: Sequence[Any]) -> dict[tuple[int, int], Any]:
-        """Put each file on its storers (futures of a Dask collection move there)."""
+        """Put each file on its storers (futures of a Dask collection move there).
+
+        A node whose worker dies while its files are sent counts as lost (up to
+        the placement's tolerance; beyond it, :class:`NotEnoughMappersError`).
+        """
         inputs = {}
-        for k, address in enumerate(self.addresses):
+        for k in range(self.placement.K):
             local = self.placement.files_of(k)
             if local and isinstance(files[0], Future):
                 inputs |= {(f, k): files[f] for f in local}
-            elif local:
-                data = self.dask.scatter(
-                    [files[f] for f in local], workers=[address], hash=False
-                )
+            elif local and (data := self.scatter(k, [files[f] for f in local])):
                 inputs |= dict(zip(((f, k) for f in local), data, strict=True))
+        self._check_coverage()
         return inputs
+
+    def scatter(self, k: int, data: list) -> list[Future] | None:
+        """Scatter `data` to node `k`; None (and `k` lost) if its worker died."""
+        try:
+            return self.dask.scatter(data, workers=[self.addresses[k]], hash=False)
+        except (OSError, KeyError):  # CommClosedError, or a worker already gone
+            self.lost.add(k)
+            return None
 
     def run_maps(self, files: Sequence[Any], map_fn: Callable, partition: Callable):
         K = self.placement.K
@@ -590,19 +600,16 @@ class _Job:
 
     def measure(self, plan: ShufflePlan) -> dict[str, Any]:
         """Intermediate, payload and frame bytes; per-node wire bytes; CPU seconds."""
-        sized = {
-            k: self.submit(
+        sized = {}
+        for k in sorted({min(nodes) for nodes in self.stored}):
+            files = [f for f in self.files_of(k) if min(self.stored[f]) == k]
+            sized[k] = self.submit(
                 _value_lengths,
-                {
-                    f: self.maps[f, k]
-                    for f in self.files_of(k)
-                    if min(self.stored[f]) == k
-                },
+                self.local_maps(k, files),
+                files,
                 key=f"sizes-{k}",
                 node=k,
             )
-            for k in sorted({min(nodes) for nodes in self.stored})
-        }
         self.wait_stage(sized, "measurement", lambda k: f"at node {k}")
         lengths = {
             f: v

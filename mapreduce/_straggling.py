@@ -18,21 +18,97 @@ from mapreduce._plan import ShufflePlan, _plan_coded, verify_plan
 from theory import straggling_levels
 from theory._validation import check_int
 
-__all__ = ["plan_straggling"]
+__all__ = ["plan_finishers", "plan_straggling", "straggling_placement"]
 
 
 def _batch_size(r: int, q: int, K: int) -> int:
     """Coded files per r-subset: whole files at the partial level, whole ``N``."""
-    need = 1 - Fraction(r, q)
-    partial = Fraction(0)
-    for _, available in sorted(straggling_levels(r, q, K).items(), reverse=True):
+    need, partial, share = 1 - Fraction(r, q), Fraction(0), Fraction(0)
+    levels = straggling_levels(r, q, K) if need > 0 else {}  # r >= q: no shuffle
+    for _, available in sorted(levels.items(), reverse=True):
         partial = min(available, need)
         need -= partial
         if need == 0:
+            share = partial / available
             break
-    share = partial / available if partial else Fraction(0)
     # the C(q-1, j) C(K-q, r-j) batches of the partial level each give `share`
     return math.lcm(share.denominator, K // math.gcd(K, math.comb(K, r) * q))
+
+
+def straggling_placement(
+    K: int, r: int, q: int, *, files: int = 1
+) -> tuple[Placement, int]:
+    r"""Li's placement of the unified scheme's ``N K / q`` coded files, and ``N``.
+
+    Parameters
+    ----------
+    K, r, q : int
+        Nodes, copies of each coded file, nodes waited for (``1 <= r, q <= K``).
+    files : int
+        Data files to hold: ``N`` is the least multiple of the scheme's smallest
+        ``N`` that is at least `files` (pad with zero files up to ``N``).
+
+    Returns
+    -------
+    (Placement, int)
+        The placement of the coded files (``C(K, r)`` equal batches, so any
+        ``q`` nodes store at least ``N`` distinct ones) and ``N``.
+
+    Examples
+    --------
+    >>> coded, N = straggling_placement(4, 2, 3, files=20)
+    >>> coded.N, N, coded.storage_used
+    (48, 36, (24, 24, 24, 24))
+    """
+    K = check_int(K, "K", min_value=1)
+    straggling_levels(r, q, K)  # checks r and q
+    files = check_int(files, "files", min_value=1)
+    b = _batch_size(r, q, K)
+    least = math.comb(K, r) * b * q // K
+    coded = place_li(K, r, N=math.comb(K, r) * b * -(-files // least))
+    return coded, coded.N * q // K
+
+
+def plan_finishers(
+    coded: Placement, N: int, finished: Iterable[int]
+) -> tuple[ShufflePlan, tuple[int, ...]]:
+    """Plan the unified shuffle among `finished` on the coded placement `coded`.
+
+    Parameters
+    ----------
+    coded : Placement
+        From :func:`straggling_placement`, with its ``N``.
+    N : int
+        Data files.
+    finished : iterable of int
+        The ``q`` nodes that finished mapping.
+
+    Returns
+    -------
+    (ShufflePlan, tuple of int)
+        The verified plan over the coded files some finisher holds, and the
+        coded file of each of the plan's files.
+    """
+    F = {int(k) for k in finished}
+    q = len(F)
+    if not F or not set(range(coded.K)) >= F:
+        raise ValueError(f"`finished` must be distinct nodes of range(K), got {F}.")
+    kept = tuple(f for f, nodes in enumerate(coded.storers) if nodes & F)
+    storers = tuple(coded.storers[f] & F for f in kept)
+    r = min(len(nodes) for nodes in coded.storers)
+    placement = Placement(
+        K=coded.K, storers=storers, name=f"unified(K={coded.K}, r={r}, q={q})"
+    )
+    demands = _greedy_demands(placement, F, max(0, N - r * N // q))
+    packets = _plan_coded(placement, sorted(demands))
+    plan = ShufflePlan(
+        placement=placement,
+        packets=tuple(packets),
+        is_coded=True,
+        reducers=tuple(sorted(F)),
+        demands=frozenset(demands),
+    )
+    return verify_plan(plan), kept
 
 
 def plan_straggling(
@@ -73,27 +149,11 @@ def plan_straggling(
     >>> plan.load_values / (3 * N) == load_straggling(2, 3, 4) == Fraction(2, 9)
     True
     """
-    K = check_int(K, "K", min_value=1)
-    straggling_levels(r, q, K)  # checks r and q
+    coded, N = straggling_placement(K, r, q)
     F = set(range(q)) if finished is None else {int(k) for k in finished}
-    if len(F) != q or not set(range(K)) >= F:
+    if len(F) != q or not set(range(coded.K)) >= F:
         raise ValueError(f"`finished` must be {q} distinct nodes of range(K), got {F}.")
-    b = _batch_size(r, q, K)
-    coded = place_li(K, r, N=math.comb(K, r) * b)
-    N = coded.N * q // K
-    kept = [f for f, nodes in enumerate(coded.storers) if nodes & F]
-    storers = tuple(coded.storers[f] & F for f in kept)
-    placement = Placement(K=K, storers=storers, name=f"unified(K={K}, r={r}, q={q})")
-    demands = _greedy_demands(placement, F, N - r * N // q)
-    packets = _plan_coded(placement, sorted(demands))
-    plan = ShufflePlan(
-        placement=placement,
-        packets=tuple(packets),
-        is_coded=True,
-        reducers=tuple(sorted(F)),
-        demands=frozenset(demands),
-    )
-    return verify_plan(plan), N
+    return plan_finishers(coded, N, F)[0], N
 
 
 def _greedy_demands(

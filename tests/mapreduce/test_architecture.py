@@ -93,11 +93,14 @@ def test_cycle_finder_finds_a_planted_cycle():
 
 def test_mapreduce_execution_has_one_home(graph):
     assert not (ROOT / "coded" / "runtime" / "_mapreduce.py").exists()
-    runtime_users = {m for m, deps in graph.items() if "mapreduce._runtime" in deps}
+    homes = {"mapreduce._runtime", "mapreduce._runtime_linear"}  # coded map tasks
+    runtime_users = {m for m, deps in graph.items() if deps & homes} - homes
     assert runtime_users == {"mapreduce._job"}
     above = {"mapreduce._job", "mapreduce._examples", "mapreduce"}
-    assert not graph["mapreduce._runtime"] & above
-    assert "mapreduce._records" in graph["mapreduce._runtime"]
+    for home in homes:
+        assert not graph[home] & above
+        assert "mapreduce._records" in graph[home]
+    assert "mapreduce._runtime_linear" not in graph["mapreduce._runtime"]
 
 
 def test_lower_layers_never_import_mapreduce(graph):

@@ -34,22 +34,6 @@ pytestmark = pytest.mark.runtime
 TEXTS = [" ".join(f"w{(7 * f + 3 * i) % 23}" for i in range(40 + f)) for f in range(12)]
 
 
-def _four_worker_client():
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=4, threads_per_worker=1, processes=False, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
-
-
-@pytest.fixture(scope="module")
-def client():
-    yield from _four_worker_client()
-
-
 WAIT_ALL = {"straggler_slack": math.inf}  # exact loads need every map
 
 
@@ -355,11 +339,6 @@ def _die_at(address, text):
     return count_words(text)
 
 
-@pytest.fixture
-def fresh_client():
-    yield from _four_worker_client()
-
-
 def test_a_lost_mapper_within_tolerance_gives_the_full_output(fresh_client):
     lost = sorted(fresh_client.nthreads())[2]
     result = run_mapreduce(
@@ -610,3 +589,56 @@ def test_output_with_a_slow_mapper_within_tolerance(client, job, coded):
     assert placement.tolerance >= 1
     assert result.output == _plain_mapreduce(files, _pairs, _joined)
     assert set(result.record.stragglers) <= {slow}
+
+
+# -- a worker that dies while the input is scattered ------------------------------
+
+
+def _close_self(dask_worker):
+    dask_worker.loop.add_callback(dask_worker.close, executor_wait=False, nanny=False)
+
+
+def _scatter_killing(client, address):
+    """Client.scatter, but the worker at `address` dies as its files are sent."""
+    original = client.scatter
+
+    def scatter(data, workers=None, **kwargs):
+        if workers == [address]:
+            client.run(_close_self, workers=[address])
+            deadline = time.perf_counter() + 10
+            while address in client.nthreads() and time.perf_counter() < deadline:
+                time.sleep(0.05)
+        return original(data, workers=workers, **kwargs)
+
+    return scatter
+
+
+def test_a_worker_dying_during_scatter_is_a_lost_mapper(fresh_client, monkeypatch):
+    address = sorted(fresh_client.nthreads())[2]
+    monkeypatch.setattr(
+        fresh_client, "scatter", _scatter_killing(fresh_client, address)
+    )
+    result = run_mapreduce(
+        TEXTS, count_words, sum_counts, K=4, r=2, client=fresh_client, timeout=30
+    )
+    assert result.output == collections.Counter(" ".join(TEXTS).split())
+    assert result.record.lost_nodes == (2,)
+
+
+def test_a_worker_dying_during_scatter_beyond_tolerance_is_named(
+    fresh_client, monkeypatch
+):
+    address = sorted(fresh_client.nthreads())[2]
+    monkeypatch.setattr(
+        fresh_client, "scatter", _scatter_killing(fresh_client, address)
+    )
+    with pytest.raises(NotEnoughMappersError, match=r"nodes \[2\] were lost; file"):
+        run_mapreduce(
+            TEXTS[:4],
+            count_words,
+            sum_counts,
+            K=4,
+            r=1,
+            client=fresh_client,
+            timeout=30,
+        )
