@@ -8,8 +8,12 @@ Part of ``bench/allocation.py`` (issue 15). Two settings:
     makes HCMM's design time about `TARGET_SECONDS`;
 (b) no injection: the workers' natural speeds.
 
-In each, ``profile_workers`` fits ``(c, a, mu)`` (timed, and compared with the
-injected model in (a)); every solver is given the *fitted* profile; each
+In each, ``profile_workers`` fits ``(c, a, mu)``. In (a) twice: a fast profile
+(8 tasks a load, the default one-second budget a worker), timed and compared
+with the injected model, and a long one (`LONG_PROFILE`: the ~100 tasks a
+worker that 10% on ``mu`` needs, since its standard error is ``mu / sqrt(K)``),
+also compared, which the solvers use. In (b) the workers may hold at most
+`L_MAX_B` rows (``l_max``). Every solver is given the *fitted* profile; each
 allocation runs `runs` times (the same seeds for every solver) and its median
 measured submit-to-decodable time (``stage_seconds["wait"]``) is printed next to
 its prediction (``MatmulResult.predicted_seconds``).
@@ -31,7 +35,10 @@ STRONG = theory.WorkerProfile(
 INJECTED_C_SECONDS = 0.05  # per-task cost injected in (a), on top of the natural one
 M_A, D_A = 4000, 100
 M_B, D_B = 100_000, 250
+L_MAX_B = 3 * M_B // N_WORKERS  # (b): a worker holds at most 3x the even share
 TARGET_SECONDS = {False: 1.0, True: 0.4}
+# the profile the solvers use in (a): enough tasks for mu within ~10% (1/sqrt(K))
+LONG_PROFILE = {"repeats": 60, "budget_seconds": 12.0}
 
 
 def solvers(fit, m: int, l_max: float | None):
@@ -48,10 +55,10 @@ def solvers(fit, m: int, l_max: float | None):
     }
 
 
-def profile(client, stragglers, loads, d, repeats) -> tuple[object, float]:
+def profile(client, stragglers, loads, d, **options) -> tuple[object, float]:
     began = time.perf_counter()
     fit = coded.runtime.profile_workers(
-        client, loads=loads, d=d, repeats=repeats, stragglers=stragglers, rng=1
+        client, loads=loads, d=d, stragglers=stragglers, rng=1, **options
     )
     return fit, time.perf_counter() - began
 
@@ -139,22 +146,34 @@ def block_rounding_loss(fit, m: int) -> dict:
     return out
 
 
+def accuracy(fit, truth, natural_c: float) -> dict:
+    """Fitted over injected (c net of the natural per-task cost), per worker."""
+    return {
+        "c_minus_natural": ((fit.profile.c - natural_c) / truth.c).tolist(),
+        "a": (fit.profile.a / truth.a).tolist(),
+        "mu": (fit.profile.mu / truth.mu).tolist(),
+    }
+
+
 def measure(quick: bool) -> dict:
-    runs, repeats = (2, 4) if quick else (5, 8)
+    runs = 2 if quick else 5
     report = {}
     with coded.LocalCodedCluster(n_workers=N_WORKERS) as cluster:
         client = cluster.client
         natural, natural_seconds = profile(
-            client, None, (M_B // 64, M_B // 8), D_B, repeats
+            client, None, (L_MAX_B // 8, L_MAX_B), D_B, repeats=8
         )
+        natural_c = float(np.median(natural.profile.c))
         # (a) the strong injected profile, in seconds through one conversion
         unit = TARGET_SECONDS[quick] / theory.hcmm_latency(STRONG, M_A)
         model = theory.WorkerProfile(
             a=STRONG.a, mu=STRONG.mu, c=np.full(N_WORKERS, INJECTED_C_SECONDS / unit)
         )
         spec = coded.Stragglers(profile=model, time_unit=unit)
-        fit_a, seconds_a = profile(client, spec, (M_A // 40, M_A // 8), D_A, repeats)
         truth = spec.profile_seconds
+        loads_a = (M_A // 40, M_A // 8)
+        fast_a, fast_seconds = profile(client, spec, loads_a, D_A, repeats=8)
+        fit_a, seconds_a = profile(client, spec, loads_a, D_A, **LONG_PROFILE)
         report["a_strong_injected"] = {
             "m": M_A,
             "d": D_A,
@@ -164,15 +183,11 @@ def measure(quick: bool) -> dict:
                 "a": truth.a.tolist(),
                 "mu": truth.mu.tolist(),
             },
-            "natural_c_median": float(np.median(natural.profile.c)),
+            "natural_c_median": natural_c,
+            "fast_fit": fit_summary(fast_a, fast_seconds),
+            "fast_fit_vs_injected": accuracy(fast_a, truth, natural_c),
             "fit": fit_summary(fit_a, seconds_a),
-            "fit_vs_injected": {
-                "c_minus_natural": (
-                    (fit_a.profile.c - np.median(natural.profile.c)) / truth.c
-                ).tolist(),
-                "a": (fit_a.profile.a / truth.a).tolist(),
-                "mu": (fit_a.profile.mu / truth.mu).tolist(),
-            },
+            "fit_vs_injected": accuracy(fit_a, truth, natural_c),
             "rows": run_setting(
                 client,
                 fit_a,
@@ -182,18 +197,25 @@ def measure(quick: bool) -> dict:
                 runs=runs,
                 l_max=M_A,
                 reference=theory.WorkerProfile(
-                    a=truth.a, mu=truth.mu, c=truth.c + np.median(natural.profile.c)
+                    a=truth.a, mu=truth.mu, c=truth.c + natural_c
                 ),
             ),
             "block_rounding": block_rounding_loss(fit_a, M_A),
         }
-        # (b) no injection: natural speeds
+        # (b) no injection: natural speeds, memory cap L_MAX_B rows a worker
         report["b_natural"] = {
             "m": M_B,
             "d": D_B,
+            "l_max": L_MAX_B,
             "fit": fit_summary(natural, natural_seconds),
             "rows": run_setting(
-                client, natural, m=M_B, d=D_B, stragglers=None, runs=runs, l_max=M_B
+                client,
+                natural,
+                m=M_B,
+                d=D_B,
+                stragglers=None,
+                runs=runs,
+                l_max=L_MAX_B,
             ),
         }
     return report
@@ -221,9 +243,17 @@ def targets(report: dict) -> dict:
     out["a: hcmm / bpcc (measured, >= 1.25)"] = (
         a_rows["hcmm"]["measured_wait_median"] / a_rows["bpcc"]["measured_wait_median"]
     )
-    out["a: profiling seconds (<= 2)"] = report["a_strong_injected"]["fit"][
+    out["a: profiling seconds, fast profile (<= 2)"] = report["a_strong_injected"][
+        "fast_fit"
+    ]["profiling_seconds"]
+    out["a: profiling seconds, long profile"] = report["a_strong_injected"]["fit"][
         "profiling_seconds"
     ]
+    for name in ("fast_fit_vs_injected", "fit_vs_injected"):
+        vs = report["a_strong_injected"][name]
+        for key in ("c_minus_natural", "a", "mu"):
+            worst = float(np.max(np.abs(np.array(vs[key]) - 1.0)))
+            out[f"a: {name} {key}: max |fitted / injected - 1| (<= 0.1)"] = worst
     out["b: profiling seconds (<= 2)"] = report["b_natural"]["fit"]["profiling_seconds"]
     return out
 
@@ -236,12 +266,16 @@ def print_report(report: dict) -> None:
             f"{fit['profiling_seconds']:.2f} s, fitted c (s) "
             f"{np.round(fit['c'], 4).tolist()}, poor fits {sum(fit['poor_fit'])}"
         )
-        if "fit_vs_injected" in result:
-            vs = result["fit_vs_injected"]
-            print(f"  fitted / injected a: {np.round(vs['a'], 2).tolist()}")
-            print(f"  fitted / injected mu: {np.round(vs['mu'], 2).tolist()}")
+        for name in ("fast_fit_vs_injected", "fit_vs_injected"):
+            if name not in result:
+                continue
+            vs = result[name]
+            seconds = result[name.replace("_vs_injected", "")]["profiling_seconds"]
+            print(f"  {name} (profiling {seconds:.2f} s):")
+            print(f"    fitted / injected a: {np.round(vs['a'], 2).tolist()}")
+            print(f"    fitted / injected mu: {np.round(vs['mu'], 2).tolist()}")
             print(
-                "  (fitted c - natural c) / injected c: "
+                "    (fitted c - natural c) / injected c: "
                 f"{np.round(vs['c_minus_natural'], 2).tolist()}"
             )
         print(
@@ -268,56 +302,109 @@ def print_report(report: dict) -> None:
             )
 
 
+def _held_bytes(dask_worker) -> int:
+    """Bytes of the arrays a worker holds (views of the client's A included)."""
+    return int(sum(getattr(v, "nbytes", 0) for v in dask_worker.data.values()))
+
+
+def encode_flops(alloc) -> dict:
+    """Flops of encoding A against those of the product A @ x [derived].
+
+    The parity blocks are ``G_parity @ blocks``: ``2 (N_u - u) u v d`` flops for
+    ``N_u`` coded and ``u`` source blocks of ``v`` rows (the systematic blocks
+    are A's own); the product costs ``2 N_u v d`` on the workers.
+    """
+    u, v = alloc.blocks, alloc.block_rows
+    coded_blocks = alloc.total_rows // v
+    return {
+        "coded_blocks": coded_blocks,
+        "parity_blocks": coded_blocks - u,
+        "encode_over_product": (coded_blocks - u) * u / coded_blocks,
+    }
+
+
 def at_size(m: int, d: int = 250, runs: int = 2) -> dict:
     """HCMM and BPCC at a large A (strong injected profile, known in seconds).
 
-    Reports encode and decode against the whole call and the process's peak
-    resident memory (the workers are threads of this process) against A.
+    One-shot ``coded_matmul(A, x)`` (A encoded on every call) and a placed A
+    (``place_operand`` once, then ``coded_matmul(placed, x)``): encode and decode
+    against the whole call, the bytes each worker holds against its share of
+    coded rows, and the flop model of the encoding (`encode_flops`).
     """
     import psutil
 
     process = psutil.Process()
     rng = np.random.default_rng(0)
     A, x = rng.standard_normal((m, d)), rng.standard_normal(d)
+    expected = A @ x
     unit = 2.0 / theory.hcmm_latency(STRONG, m)
     spec = coded.Stragglers(profile=STRONG, time_unit=unit)
     out = {"m": m, "d": d, "A_bytes": A.nbytes}
     with coded.LocalCodedCluster(n_workers=N_WORKERS) as cluster:
+        client = cluster.client
         for name, solve in (
             ("hcmm", allocation.solve_hcmm),
             ("bpcc", lambda p, mm: allocation.solve_bpcc(p, mm, max_batches=8)),
         ):
             alloc = solve(spec.profile_seconds, m)
-            records = []
+
+            def record(result, before):
+                stages = result.stage_seconds
+                return {
+                    "encode": stages["encode"],
+                    "decode": stages["decode"],
+                    "wait": stages["wait"],
+                    "total": stages["total"],
+                    "rss_growth_bytes": process.memory_info().rss - before,
+                    "ok": bool(np.allclose(result.product, expected, atol=1e-6)),
+                }
+
+            one_shot = []
             for run in range(runs):
                 before = process.memory_info().rss
                 result = coded.coded_matmul(
-                    A,
-                    x,
-                    allocation=alloc,
-                    client=cluster.client,
-                    stragglers=spec,
-                    rng=run,
+                    A, x, allocation=alloc, client=client, stragglers=spec, rng=run
                 )
-                stages = result.stage_seconds
-                records.append(
-                    {
-                        "encode": stages["encode"],
-                        "decode": stages["decode"],
-                        "total": stages["total"],
-                        "rss_growth_bytes": process.memory_info().rss - before,
-                        "ok": bool(np.allclose(result.product, A @ x, atol=1e-6)),
-                    }
+                one_shot.append(record(result, before))
+            began = time.perf_counter()
+            placed = coded.place_operand(A, client=client, allocation=alloc)
+            place_seconds = time.perf_counter() - began
+            held = client.run(_held_bytes)
+            addresses = sorted(held)
+            share = alloc.loads * d * 8
+            placed_runs = []
+            for run in range(runs):
+                before = process.memory_info().rss
+                result = coded.coded_matmul(placed, x, stragglers=spec, rng=run)
+                placed_runs.append(record(result, before))
+            placed.release()
+
+            def share_of(records):
+                return float(
+                    np.median(
+                        [(r["encode"] + r["decode"]) / r["total"] for r in records]
+                    )
                 )
+
             out[name] = {
                 "blocks": alloc.blocks,
                 "block_rows": alloc.block_rows,
                 "coded_rows": alloc.total_rows,
-                "runs": records,
-                "encode_decode_share": float(
-                    np.median(
-                        [(r["encode"] + r["decode"]) / r["total"] for r in records]
-                    )
-                ),
+                "loads": alloc.loads.tolist(),
+                "batches": alloc.batches.tolist(),
+                "predicted_seconds": alloc.expected_latency,
+                "flops": encode_flops(alloc),
+                "one_shot": one_shot,
+                "encode_decode_share": share_of(one_shot),
+                "placed": {
+                    "place_seconds": place_seconds,
+                    "place_stages": dict(placed.stage_seconds),
+                    "runs": placed_runs,
+                    "encode_decode_share": share_of(placed_runs),
+                    "held_over_share": [
+                        held[a] / s if s else None
+                        for a, s in zip(addresses, share.tolist(), strict=True)
+                    ],
+                },
             }
     return out

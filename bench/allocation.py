@@ -40,7 +40,14 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
+
+if "--at-size" not in sys.argv:  # the encoding at size may use every core
+    # one BLAS thread per worker thread, as Dask's nanny sets for worker
+    # processes: eight in-process workers each running multi-threaded OpenBLAS
+    # on two cores spend most of their time contending for them
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import _real_cluster as real_cluster
 import numpy as np

@@ -164,7 +164,8 @@ class Stragglers:
         if self.profile is not None and self.profile.n < n:
             raise ValueError(
                 f"`stragglers.profile` describes {self.profile.n} workers, "
-                f"fewer than n={n}."
+                f"fewer than n={n}: give a profile with one entry per worker, "
+                f"or run on {self.profile.n} workers (`n`)."
             )
         if self.max_worker() >= n:
             raise ValueError(

@@ -146,6 +146,9 @@ def worker_addresses(client: Client, n: int | None) -> list[str]:
     if n > len(addresses):
         raise ValueError(
             f"`n` must be <= the number of workers of the cluster "
-            f"({len(addresses)}), got n={n}."
+            f"({len(addresses)}), got n={n} (from `n`, the code or the "
+            "allocation): add workers, or build the code or allocation for "
+            f"{len(addresses)} workers (e.g. solve on "
+            "`coded.profile_workers(client)`, which profiles every worker)."
         )
     return addresses[:n]

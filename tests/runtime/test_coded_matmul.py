@@ -232,7 +232,8 @@ GOOD_X = np.ones(3)
             {"n": N_WORKERS + 1},
             ValueError,
             f"`n` must be <= the number of workers of the cluster ({N_WORKERS}), "
-            f"got n={N_WORKERS + 1}.",
+            f"got n={N_WORKERS + 1} (from `n`, the code or the allocation): add "
+            "workers",
             id="too-many-workers",
         ),
         pytest.param(

@@ -83,7 +83,8 @@ def test_failures_and_deaths_are_per_worker():
                 3
             ),
             ValueError,
-            "`stragglers.profile` describes 2 workers, fewer than n=3.",
+            "`stragglers.profile` describes 2 workers, fewer than n=3: give a "
+            "profile with one entry per worker, or run on 2 workers (`n`).",
         ),
         (
             lambda: Stragglers(dying=[4]).sample(3),
