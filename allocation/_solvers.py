@@ -235,6 +235,7 @@ def solve_uniform(
     n_rows: int | None = None,
     redundancy: float | None = None,
     blocks: int | None = None,
+    l_max: float | None = None,
 ) -> Allocation:
     r"""Uniform coded allocation: equal loads per worker, decode at any ``u`` blocks.
 
@@ -254,6 +255,9 @@ def solve_uniform(
     blocks : int, optional
         Source blocks ``u`` (see the module notes; default ``m`` up to 1024
         rows, else ``min(m, max(256, 16 n))``).
+    l_max : float, optional
+        Rows a worker can hold (memory cap, scalar or per worker; the equal
+        load is at most the smallest); default unlimited.
 
     Returns
     -------
@@ -263,7 +267,8 @@ def solve_uniform(
     Raises
     ------
     ValueError
-        If ``m < 1``, ``n_rows < m``, ``redundancy < 1`` or both are given.
+        If ``m < 1``, ``n_rows < m``, ``redundancy < 1`` or both are given, or
+        equal loads within `l_max` cannot hold ``m`` rows.
 
     Notes
     -----
@@ -296,17 +301,31 @@ def solve_uniform(
     if redundancy is not None:
         redundancy = check_real(redundancy, "redundancy", min_value=1.0)
         n_rows = math.ceil(redundancy * m - 1e-9)
+    cap = float(_cap_blocks(l_max, grain, default=np.inf).min())
+    if n * cap < u:
+        raise ValueError(
+            f"`l_max` is too small for equal loads: {n} workers of at most "
+            f"{int(cap)} blocks of {grain.v} rows hold fewer than u={u} blocks "
+            f"(m={m} rows); raise `l_max`, add workers, or use solve_hcmm, which "
+            "loads the workers unequally."
+        )
     if n_rows is None:
         order = expected_order_statistics(grain.workers)
         k = np.arange(1, n + 1)
         size = np.ceil(u / k)
         needed = np.ceil(u / size).astype(np.int64)
         predicted = grain.workers.c.mean() + size * order[needed - 1]
+        predicted[size > cap] = np.inf
         loads = np.full(n, int(size[np.argmin(predicted)]))
     else:
         n_rows = check_int(n_rows, "n_rows", min_value=m)
         total = max(u, -(-n_rows // grain.v))
         loads = np.full(n, total // n) + (np.arange(n) < total % n)
+        if loads.max() > cap:
+            raise ValueError(
+                f"`n_rows`={n_rows} puts {int(loads.max()) * grain.v} rows on a "
+                f"worker, more than `l_max` allows; lower `n_rows` or raise `l_max`."
+            )
     return _finish(grain, loads.astype(np.int64), "uniform")
 
 

@@ -33,7 +33,11 @@ class LocalCodedCluster:
         Threads per worker, ``>= 1``; coded workers are single-threaded by
         default so that one straggling task occupies its worker.
     **cluster_kwargs
-        Passed on to ``distributed.LocalCluster``.
+        Passed on to ``distributed.LocalCluster``. In-process workers get
+        ``memory_limit`` = the machine's memory unless it is given: they share
+        this process, whose memory Dask's per-worker monitor would otherwise
+        compare with a per-worker share of the machine, pausing every worker
+        as soon as the process holds a large operand.
 
     Attributes
     ----------
@@ -65,6 +69,10 @@ class LocalCodedCluster:
             threads_per_worker, "threads_per_worker", min_value=1
         )
         self.processes = bool(processes)
+        if not processes:
+            import psutil
+
+            cluster_kwargs.setdefault("memory_limit", psutil.virtual_memory().total)
         self.cluster_kwargs = {"dashboard_address": ":0", **cluster_kwargs}
         self._cluster: LocalCluster | None = None
         self._client: Client | None = None

@@ -89,6 +89,19 @@ def test_hcmm_and_kim_honour_l_max(solve):
         ) * (1 - 1e-9)
 
 
+def test_uniform_search_honours_l_max():
+    free = solve_uniform(PROFILE, 100)
+    assert free.loads.max() > 40  # without a cap the best is heavy replication
+    capped = solve_uniform(PROFILE, 100, l_max=40)
+    assert capped.loads.max() <= 40
+    assert len(set(capped.loads.tolist())) == 1
+    assert capped.total_rows >= 100
+    with pytest.raises(ValueError, match="`l_max` is too small for equal loads"):
+        solve_uniform(PROFILE, 100, l_max=[19, 40, 40, 40, 40])
+    with pytest.raises(ValueError, match="more than `l_max` allows"):
+        solve_uniform(PROFILE, 100, n_rows=300, l_max=40)
+
+
 def test_zero_shift_worker_needs_and_accepts_a_cap():
     profile = WorkerProfile(a=[0.0, 1.0], mu=[1.0, 1.0])
     with pytest.raises(ValueError, match="cap it with `l_max`"):

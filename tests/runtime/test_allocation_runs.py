@@ -179,3 +179,14 @@ def test_block_allocation_runs_and_decodes(client, solver):
     result = coded_matmul(A, x, allocation=allocation, client=client)
     np.testing.assert_allclose(result.product, A @ x, atol=1e-8)
     assert scheduler_keys(client, result.call_id) == []
+
+
+def test_in_process_workers_may_use_the_machines_memory(client):
+    # they share this process: a per-worker share of the machine would pause
+    # them all as soon as the process holds a large operand
+    import psutil
+
+    from coded.runtime import memory_limits, worker_addresses
+
+    limits = memory_limits(client, worker_addresses(client, None))
+    assert limits == [psutil.virtual_memory().total] * len(limits)
