@@ -4,22 +4,30 @@ One LocalCluster of K single-threaded worker processes. TeraSort of 100-byte
 records: coded (r = 2, 3; unicast and forwarding delivery) and uncoded with the
 same placement, against ``dask.dataframe.sort_values`` and ``shuffle`` (its p2p
 shuffle; sorted on the key's first 8 bytes as uint64) and ``dask.bag.groupby``;
-r = 2 coded and r = 1 with and without one mapper 5x slow. Word count: coded with a
-combiner vs ``dask.bag.foldby``. For every run: stage times (map, pack, shuffle,
-unpack, reduce), per-node wire bytes, and the shuffle time the two network models
-predict from the plan's frames and a measured point-to-point bandwidth. Medians
-over repeats; JSON to bench/results/mapreduce.json.
+r = 2 coded and r = 1 with and without one mapper whose whole map task is 5x
+slower (``slow_map``). Word count: coded with a combiner vs ``dask.bag.foldby``.
+For every run: stage times (map, pack, shuffle, unpack, reduce, and the shuffle's
+transfer part, shuffle - pack - unpack), per-node wire bytes, and the shuffle time
+the network models predict: (a) multicast and (b) switched from the measured
+bytes and a separately measured point-to-point bandwidth, and (b+lat) adding a
+per-bundle latency measured by its own calibration (``measure_latency``), never
+fitted to the runs it predicts. Cases are interleaved within each repeat (after
+one warm-up run); medians over repeats; the load average before and after; JSON
+to bench/results/<name>.json.
 
-    python bench/mapreduce.py [--quick] [--records N] [--repeats R]
+    python bench/mapreduce.py [--quick] [--records N] [--repeats R] [--only a,b]
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import math
+import os
 import platform
 import statistics
 import time
+import uuid
 
 from _harness import import_project, write_results
 
@@ -37,13 +45,13 @@ from mapreduce import (  # noqa: E402
     generate_records,
     place_li,
     plan_shuffle,
-    plan_traffic,
     range_partition,
     run_mapreduce,
     run_terasort,
     sum_counts,
     terasort_map,
 )
+from mapreduce._network import frames_of  # noqa: E402
 from theory import shuffle_seconds_multicast, shuffle_seconds_switched  # noqa: E402
 
 SEED = 20261203
@@ -52,15 +60,40 @@ SLOWDOWN = 5.0
 dask.config.set({"dataframe.convert-string": False})  # keep bytes as bytes
 
 
-def slow_map(address: str, blob: bytes):
-    """terasort_map, 5x slower on the worker at `address` (sleeps between chunks)."""
-    slow = get_worker().address == address
-    chunk = time.perf_counter()
+def _lag(marks: dict, token: str) -> None:
+    """Sleep ``SLOWDOWN - 1`` times the wall time since this worker's last sleep.
+
+    The clock (`marks`, kept on the worker) runs across the job's map tasks on
+    this worker (per `token`), so the time between two tasks (the runtime's
+    partitioning and pickling, task dispatch) is slowed down too: the worker's
+    whole map phase, from its first map call on, takes ``SLOWDOWN`` times as
+    long, as on a 5x slower machine.
+    """
+    now = time.perf_counter()
+    time.sleep((SLOWDOWN - 1) * (now - marks.get(token, now)))
+    marks[token] = time.perf_counter()
+
+
+def slow_map(address: str, token: str, blob: bytes):
+    """terasort_map on a worker 5x slower at `address` (see ``_lag``).
+
+    It sleeps every 64 pairs (the runtime's cancel-check period), so the
+    runtime's cooperative cancel stops it between two chunks. (This script's
+    functions travel by value, so the clock lives on the worker object.)
+    """
+    worker = get_worker()
+    slow = worker.address == address
+    if slow:
+        if not hasattr(worker, "bench_slow_marks"):
+            worker.bench_slow_marks = {}
+        marks = worker.bench_slow_marks
+        marks.setdefault(token, time.perf_counter())
     for count, pair in enumerate(terasort_map(blob), 1):
         yield pair
-        if slow and count % 500 == 0:
-            time.sleep((SLOWDOWN - 1) * (time.perf_counter() - chunk))
-            chunk = time.perf_counter()
+        if slow and count % 64 == 0:
+            _lag(marks, token)
+    if slow:
+        _lag(marks, token)
 
 
 def _make(nbytes: int) -> np.ndarray:
@@ -85,7 +118,72 @@ def measure_bandwidth(client: Client, nbytes: int = 50_000_000) -> float:
     return nbytes / statistics.median(times)
 
 
-def _record_row(rec, bandwidth: float) -> dict:
+def _tiny() -> np.ndarray:
+    return np.zeros(8, dtype=np.uint8)
+
+
+def measure_latency(client: Client, repeats: int = 21) -> float:
+    """Seconds of one dependent hop: a task on worker b using a tiny array on a.
+
+    A calibration of its own (median of `repeats`), never fitted to the runs it
+    predicts: submit to result of a task that fetches 8 bytes from a peer, which
+    is what each bundle of the runtime's shuffle costs besides its bytes.
+    """
+    a, b = sorted(client.nthreads())[:2]
+    times = []
+    for _ in range(repeats):
+        src = client.submit(_tiny, workers=[a], pure=False)
+        wait(src)
+        start = time.perf_counter()
+        wait(client.submit(_size, src, workers=[b], pure=False))
+        times.append(time.perf_counter() - start)
+        del src
+    return statistics.median(times)
+
+
+def calibrate_fixed_seconds(
+    client: Client, r: int, coded: bool, delivery: str
+) -> float:
+    """The shuffle's fixed cost: its transfer part on 200 records (median of 3).
+
+    The same job (placement, plan, tasks, bundles) on a few kilobytes, so the
+    bytes term is negligible; a calibration of its own, not a fit to the runs
+    it predicts.
+    """
+    tiny = generate_records(200, rng=SEED + 1)
+    times = []
+    for _ in range(3):
+        rec = run_terasort(
+            tiny, K=K, r=r, coded=coded, delivery=delivery, client=client
+        ).record
+        times.append(
+            max(0.0, rec.shuffle_seconds - rec.pack_seconds - rec.unpack_seconds)
+        )
+    return statistics.median(times)
+
+
+def bundle_messages(r: int, coded: bool, delivery: str) -> list[int]:
+    """Bundles each node sends or receives in the runtime's shuffle (no straggler).
+
+    Frames between one pair of nodes in one round travel as one bundle.
+    """
+    frames = frames_of(plan_shuffle(place_li(K, r), coded=coded))
+    hops = [frame.hops(delivery) for frame in frames]
+    rounds = {
+        (0 if delivery == "unicast" else h, pair)
+        for frame_hops in hops
+        for h, pair in enumerate(frame_hops)
+    }
+    messages = [0] * K
+    for _, (source, target) in rounds:
+        messages[source] += 1
+        messages[target] += 1
+    return messages
+
+
+def _record_row(
+    rec, bandwidth: float, latency: float, messages: list[int], fixed: float = 0.0
+) -> dict:
     plan_like = {
         "map_seconds": rec.map_seconds,
         "pack_seconds": rec.pack_seconds,
@@ -111,11 +209,25 @@ def _record_row(rec, bandwidth: float) -> dict:
     plan_like["model_switched_seconds"] = shuffle_seconds_switched(
         rec.upload_bytes, rec.download_bytes, bandwidth
     )
+    plan_like["model_switched_latency_seconds"] = shuffle_seconds_switched(
+        rec.upload_bytes,
+        rec.download_bytes,
+        bandwidth,
+        messages=messages,
+        latency_seconds=latency,
+    )
+    plan_like["model_switched_calibrated_seconds"] = (
+        fixed + plan_like["model_switched_seconds"]
+    )
+    plan_like["transfer_seconds"] = max(
+        0.0, rec.shuffle_seconds - rec.pack_seconds - rec.unpack_seconds
+    )
     return plan_like
 
 
-def terasort_case(client, records, r, coded, delivery, bandwidth, slow=None) -> dict:
-    map_fn = None if slow is None else functools.partial(slow_map, slow)
+def terasort_case(client, records, r, coded, delivery, net, slow=None) -> dict:
+    token = uuid.uuid4().hex
+    map_fn = None if slow is None else functools.partial(slow_map, slow, token)
     result = run_terasort(
         records,
         K=K,
@@ -126,7 +238,9 @@ def terasort_case(client, records, r, coded, delivery, bandwidth, slow=None) -> 
         map_fn=map_fn,
     )
     assert result.records == sorted(records), "TeraSort output is not sorted"
-    return _record_row(result.record, bandwidth)
+    messages = bundle_messages(r, coded, delivery)
+    fixed = net["fixed"][r, coded, delivery]
+    return _record_row(result.record, net["bandwidth"], net["latency"], messages, fixed)
 
 
 def _frame(part: list) -> pd.DataFrame:
@@ -144,7 +258,8 @@ def dataframe_case(client, records, how: str) -> dict:
     workers = sorted(client.nthreads())
     parts = [_frame(records[k::K]) for k in range(K)]
     futures = [
-        client.scatter(p, workers=[w]) for p, w in zip(parts, workers, strict=True)
+        client.scatter(p, workers=[w], hash=False)
+        for p, w in zip(parts, workers, strict=True)
     ]
     frame = dd.from_delayed(futures, meta=parts[0].iloc[:0])
     start = time.perf_counter()
@@ -178,7 +293,8 @@ def bag_case(client, records) -> dict:
         b"".join(k + v for k, v in records[i * size : (i + 1) * size]) for i in range(K)
     ]
     parts = [
-        client.scatter(b, workers=[w]) for b, w in zip(blobs, workers, strict=True)
+        client.scatter(b, workers=[w], hash=False)
+        for b, w in zip(blobs, workers, strict=True)
     ]
     start = time.perf_counter()
     bag = db.from_delayed([dask.delayed(_parse)(p) for p in parts])
@@ -203,7 +319,7 @@ def _count_partition(texts):
     return (pair for text in texts for pair in count_words(text))
 
 
-def wordcount_cases(client, texts, bandwidth) -> list[dict]:
+def wordcount_cases(client, texts, net) -> list[dict]:
     expected = {}
     for text in texts:
         for word in text.split():
@@ -223,7 +339,10 @@ def wordcount_cases(client, texts, bandwidth) -> list[dict]:
     elapsed = time.perf_counter() - start
     assert coded.output == expected
     rows.append(
-        {"scheme": "coded r=2 +combiner", **_record_row(coded.record, bandwidth)}
+        {
+            "scheme": "coded r=2 +combiner",
+            **_record_row(coded.record, net["bandwidth"], net["latency"], [0] * K),
+        }
     )
     rows[-1]["end_to_end_seconds"] = elapsed
     bag = db.from_sequence(texts, npartitions=K).map(str.split).flatten()
@@ -251,31 +370,107 @@ def median_rows(runs: list[dict]) -> dict:
     return out
 
 
-def _print_terasort(rows: list[dict], n: int, repeats: int, bandwidth: float) -> None:
+def _print_terasort(rows: list[dict], n: int, repeats: int, net: dict) -> None:
     print(
         f"\nTeraSort, {n} records of 100 bytes, K={K}, median of {repeats}; "
-        f"measured bandwidth {bandwidth / 1e6:.0f} MB/s"
+        f"measured bandwidth {net['bandwidth'] / 1e6:.0f} MB/s, "
+        f"per-hop latency {net['latency'] * 1e3:.1f} ms"
     )
     print(
         f"{'scheme':<34} {'total':>6} {'map':>6} {'pack':>6} {'shuffle':>7} "
-        f"{'unpack':>6} {'reduce':>6} {'wire MB':>7} {'up max':>7} "
-        f"{'model a':>7} {'model b':>7} {'vs df':>6}"
+        f"{'unpack':>6} {'reduce':>6} {'xfer':>6} {'wire MB':>7} {'up max':>7} "
+        f"{'model a':>7} {'model b':>7} {'b+lat':>7} {'b+fix':>7} {'vs df':>6}"
     )
-    df = next(r["total_seconds"] for r in rows if r["scheme"] == "dd.sort_values")
+    df = next(
+        (r["total_seconds"] for r in rows if r["scheme"] == "dd.sort_values"), None
+    )
     for row in rows:
         cells = [f"{row['scheme']:<34}", f"{row['total_seconds']:>6.2f}"]
-        for key in ("map", "pack", "shuffle", "unpack", "reduce"):
+        for key in ("map", "pack", "shuffle", "unpack", "reduce", "transfer"):
             value = row.get(f"{key}_seconds")
             cells.append(f"{value:>6.3f}" if value is not None else f"{'':>6}")
         wire = row.get("wire_bytes")
         up = row.get("max_upload_bytes")
         cells.append(f"{wire / 1e6:>7.2f}" if wire is not None else f"{'':>7}")
         cells.append(f"{up / 1e6:>7.2f}" if up is not None else f"{'':>7}")
-        for key in ("model_multicast_seconds", "model_switched_seconds"):
-            value = row.get(key)
+        for key in ("multicast", "switched", "switched_latency", "switched_calibrated"):
+            value = row.get(f"model_{key}_seconds")
             cells.append(f"{value:>7.3f}" if value is not None else f"{'':>7}")
-        cells.append(f"{df / row['total_seconds']:>6.2f}")
+        ratio = df / row["total_seconds"] if df else math.nan
+        cells.append(f"{ratio:>6.2f}")
         print(" ".join(cells))
+
+
+CASES = [  # name, r, coded, delivery, slow mapper
+    ("coded r=2 unicast", 2, True, "unicast", False),
+    ("coded r=2, one mapper 5x slow", 2, True, "unicast", True),
+    ("coded r=2 forward", 2, True, "forward", False),
+    ("uncoded r=2 (same placement)", 2, False, "unicast", False),
+    ("coded r=3 unicast", 3, True, "unicast", False),
+    ("coded r=3 forward", 3, True, "forward", False),
+    ("uncoded r=3 (same placement)", 3, False, "unicast", False),
+    ("uncoded r=1", 1, False, "unicast", False),
+    ("uncoded r=1, one mapper 5x slow", 1, False, "unicast", True),
+]
+BASELINES = ("dd.sort_values", "dd.shuffle", "dask.bag groupby")
+
+
+def _run_case(client, records, name: str, net: dict, slow: str) -> dict:
+    for case, r, coded, delivery, is_slow in CASES:
+        if case == name:
+            return terasort_case(
+                client, records, r, coded, delivery, net, slow if is_slow else None
+            )
+    if name == "dask.bag groupby":
+        return bag_case(client, records)
+    return dataframe_case(client, records, name.removeprefix("dd."))
+
+
+def _ratio(by: dict, numerator: str, denominator: str, key: str) -> float | None:
+    if numerator in by and denominator in by:
+        return by[numerator][key] / max(by[denominator][key], 1e-12)
+    return None
+
+
+def _summary(rows: list[dict]) -> dict:
+    by = {row["scheme"]: row for row in rows}
+    out = {
+        "straggler_ratio_r2_coded": _ratio(
+            by, "coded r=2, one mapper 5x slow", "coded r=2 unicast", "total_seconds"
+        ),
+        "straggler_ratio_r1_uncoded": _ratio(
+            by, "uncoded r=1, one mapper 5x slow", "uncoded r=1", "total_seconds"
+        ),
+        "forward_over_unicast_sender_upload_r3": _ratio(
+            by, "coded r=3 forward", "coded r=3 unicast", "max_origin_upload_bytes"
+        ),
+        "forward_over_unicast_sender_upload_r2": _ratio(
+            by, "coded r=2 forward", "coded r=2 unicast", "max_origin_upload_bytes"
+        ),
+        "transfer_over_model_b_latency": {
+            row["scheme"]: row["transfer_seconds"]
+            / row["model_switched_latency_seconds"]
+            for row in rows
+            if row.get("model_switched_latency_seconds")
+        },
+        "transfer_over_model_b_calibrated": {
+            row["scheme"]: row["transfer_seconds"]
+            / row["model_switched_calibrated_seconds"]
+            for row in rows
+            if row.get("model_switched_calibrated_seconds")
+        },
+        "dd_sort_values_over_scheme": {
+            row["scheme"]: by["dd.sort_values"]["total_seconds"] / row["total_seconds"]
+            for row in rows
+            if "dd.sort_values" in by
+        },
+    }
+    for key, value in out.items():
+        if isinstance(value, float):
+            print(f"{key}: {value:.3f}")
+        elif isinstance(value, dict):
+            print(f"{key}: " + ", ".join(f"{k}={v:.2f}" for k, v in value.items()))
+    return out
 
 
 def main() -> None:
@@ -283,83 +478,98 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small smoke run")
     parser.add_argument("--records", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument(
+        "--only", default="", help="comma-separated substrings of the cases to run"
+    )
+    parser.add_argument("--no-wordcount", action="store_true")
+    parser.add_argument("--name", default="mapreduce", help="results file name")
     args = parser.parse_args()
     n = args.records or (10_000 if args.quick else 100_000)
     repeats = args.repeats or (1 if args.quick else 3)
+    wanted = [w for w in args.only.split(",") if w]
+    names = [
+        name
+        for name in [c[0] for c in CASES] + list(BASELINES)
+        if not wanted or any(w in name for w in wanted)
+    ]
     records = generate_records(n, rng=SEED)
     texts = _texts(2 * 28, 2_000 if args.quick else 20_000, np.random.default_rng(SEED))
-    rows, words = [], []
+    runs: dict[str, list[dict]] = {name: [] for name in names}
+    words = []
+    load_before = os.getloadavg()
     with (
         LocalCluster(
             n_workers=K, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster,
         Client(cluster) as client,
     ):
-        bandwidth = measure_bandwidth(client, 5_000_000 if args.quick else 50_000_000)
+        net = {
+            "bandwidth": measure_bandwidth(
+                client, 5_000_000 if args.quick else 50_000_000
+            ),
+            "latency": measure_latency(client),
+            "fixed": {},
+        }
+        for _, r, coded, delivery, _ in CASES:
+            key = (r, coded, delivery)
+            if key not in net["fixed"] and any(
+                c[0] in names and c[1:4] == key for c in CASES
+            ):
+                net["fixed"][key] = calibrate_fixed_seconds(client, *key)
         slow = sorted(client.nthreads())[0]
-        cases = [
-            ("coded r=2 unicast", 2, True, "unicast", None),
-            ("coded r=2 forward", 2, True, "forward", None),
-            ("uncoded r=2 (same placement)", 2, False, "unicast", None),
-            ("coded r=3 unicast", 3, True, "unicast", None),
-            ("coded r=3 forward", 3, True, "forward", None),
-            ("uncoded r=3 (same placement)", 3, False, "unicast", None),
-            ("uncoded r=1", 1, False, "unicast", None),
-            ("coded r=2, one mapper 5x slow", 2, True, "unicast", slow),
-            ("uncoded r=1, one mapper 5x slow", 1, False, "unicast", slow),
-        ]
-        for name, r, coded, delivery, slow_at in cases:
-            runs = [
-                terasort_case(client, records, r, coded, delivery, bandwidth, slow_at)
-                for _ in range(repeats)
-            ]
-            rows.append({"scheme": name, "r": r, **median_rows(runs)})
-            _progress(rows[-1])
-        for how in ("sort_values", "shuffle"):
-            runs = [dataframe_case(client, records, how) for _ in range(repeats)]
-            rows.append({"scheme": f"dd.{how}", **median_rows(runs)})
-            _progress(rows[-1])
-        runs = [bag_case(client, records) for _ in range(repeats)]
-        rows.append({"scheme": "dask.bag groupby", **median_rows(runs)})
-        _progress(rows[-1])
-        for _ in range(repeats):
-            words.append(wordcount_cases(client, texts, bandwidth))
-    _print_terasort(rows, n, repeats, bandwidth)
-    by = {row["scheme"]: row for row in rows}
-    ratio = (
-        by["coded r=2, one mapper 5x slow"]["total_seconds"]
-        / by["coded r=2 unicast"]["total_seconds"]
+        _run_case(client, records, names[0], net, slow)  # warm-up, not counted
+        for repeat in range(repeats):  # interleaved: drift in load hits every case
+            for name in names:
+                runs[name].append(_run_case(client, records, name, net, slow))
+                run = runs[name][-1]
+                print(
+                    f"  repeat {repeat}: {name:<34} {run['total_seconds']:>7.2f} s"
+                    + (
+                        f" (map {run['map_seconds']:.2f} s)"
+                        if "map_seconds" in run
+                        else ""
+                    )
+                    + (f" cut: {run['stragglers']}" if run.get("stragglers") else ""),
+                    flush=True,
+                )
+            if not args.no_wordcount:
+                words.append(wordcount_cases(client, texts, net))
+    load_after = os.getloadavg()
+    rows = [
+        {
+            "scheme": name,
+            **median_rows(runs[name]),
+            "stragglers_per_run": [run.get("stragglers") for run in runs[name]],
+            "total_seconds_per_run": [run["total_seconds"] for run in runs[name]],
+        }
+        for name in names
+    ]
+    _print_terasort(rows, n, repeats, net)
+    print(f"load average before {load_before}, after {load_after} (2 cores, shared)")
+    summary = _summary(rows)
+    word_rows = (
+        [median_rows([run[i] for run in words]) for i in range(2)] if words else []
     )
-    print(f"\nr=2 coded with one 5x-slow mapper / without: {ratio:.2f}")
-    plain = (
-        by["uncoded r=1, one mapper 5x slow"]["total_seconds"]
-        / by["uncoded r=1"]["total_seconds"]
-    )
-    print(f"r=1 uncoded with one 5x-slow mapper / without: {plain:.2f}")
-    forward = by["coded r=3 forward"]["max_origin_upload_bytes"] / max(
-        1, by["coded r=3 unicast"]["max_origin_upload_bytes"]
-    )
-    print(f"r=3 forward / unicast sender upload (busiest sender): {forward:.3f}")
-    word_rows = [median_rows([run[i] for run in words]) for i in range(2)]
-    print(f"\nword count, {len(texts)} files, median of {repeats}")
-    for row in word_rows:
-        print(f"{row['scheme']:<22} {row['total_seconds']:>7.2f} s")
-    plan = plan_shuffle(place_li(K, 2))
+    if word_rows:
+        print(f"\nword count, {len(texts)} files, median of {repeats}")
+        for row in word_rows:
+            print(f"{row['scheme']:<22} {row['total_seconds']:>7.2f} s")
     write_results(
-        "mapreduce",
+        args.name,
         {
             "seed": SEED,
             "records": n,
             "K": K,
             "repeats": repeats,
-            "bandwidth_bytes_per_second": bandwidth,
+            "bandwidth_bytes_per_second": net["bandwidth"],
+            "latency_seconds": net["latency"],
+            "fixed_shuffle_seconds": {str(k): v for k, v in net["fixed"].items()},
+            "load_average_before": load_before,
+            "load_average_after": load_after,
             "machine": platform.platform(),
             "terasort": rows,
             "wordcount": word_rows,
-            "straggler_ratio_r2_coded": ratio,
-            "straggler_ratio_r1_uncoded": plain,
-            "forward_over_unicast_sender_upload_r3": forward,
-            "plan_r2_frames": len(plan_traffic(plan).transmission_bytes),
+            **summary,
         },
         quick=args.quick,
     )

@@ -461,7 +461,7 @@ def run_coded_maps(
     for name, value in (("r", r), ("q", q)):
         if value > K:
             raise ValueError(
-                f"`{name}` must satisfy 1 <= {name} <= K, got {value}, K={K}."
+                f"`{name}` must satisfy 1 <= {name} <= K, got {name}={value}, K={K}."
             )
     if delivery not in DELIVERIES:
         raise ValueError(f"`delivery` must be one of {DELIVERIES}, got {delivery!r}.")

@@ -31,13 +31,16 @@ class MapReduceRecord:
         ``"unicast"`` or ``"forward"`` (see :func:`mapreduce.plan_traffic`).
     load : Fraction
         Paper-model load of the plan that ran (a multicast counts once), over
-        ``Q N T`` with ``Q = K``.
+        ``Q N T`` with ``Q = K`` (:func:`mapreduce.run_coded_maps`: over the
+        ``q`` finishers' ``Q N T``, i.e. ``L(r, q)``; `N` is then the padded
+        number of data files).
     unicast_load : Fraction
         The same plan's load when every packet goes to each receiver separately.
     packets : int
         Number of packets.
     tolerance : int
-        Slow or lost mappers the placement tolerates (``min_f |storers(f)| - 1``).
+        Slow or lost mappers the placement tolerates (``min_f |storers(f)| - 1``;
+        ``K - q`` for coded map tasks).
     stragglers : tuple of int
         Nodes whose unfinished maps were cancelled (their files were mapped by
         other holders; their finished maps still served as side information).

@@ -181,8 +181,8 @@ def test_lost_mappers_beyond_K_minus_q_raise_before_the_timeout(fresh_client):
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"r": 5}, ValueError, "`r` must satisfy 1 <= r <= K, got 5, K=4."),
-        ({"q": 5}, ValueError, "`q` must satisfy 1 <= q <= K, got 5, K=4."),
+        ({"r": 5}, ValueError, "`r` must satisfy 1 <= r <= K, got r=5, K=4."),
+        ({"q": 5}, ValueError, "`q` must satisfy 1 <= q <= K, got q=5, K=4."),
         ({"q": 0}, ValueError, "`q` must be >= 1"),
         ({"files": []}, ValueError, "`files` must hold at least one file, got 0."),
         (
