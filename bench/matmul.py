@@ -270,21 +270,30 @@ def _sample_peak_rss(stop, peak):
 
 def run_dask_rss(gib):
     """A dask.array A of `gib` GiB generated on 8 worker processes times x, (8, 6)
-    MDS: the client's peak RSS growth during the call (sampled every 5 ms)."""
+    MDS: the client's peak RSS growth during the call (sampled every 5 ms).
+
+    A is generated in the code's K row blocks, so that the cluster holds A once
+    (any other row chunking is rechunked on the cluster into a second copy) and
+    its shares ((n / k) |A|), within 3 GiB per worker (beyond: Dask spills).
+    """
     import threading
 
     import dask.array as da
     import psutil
     from distributed import wait
 
-    from coded import LocalCodedCluster, coded_matmul
+    from coded import LocalCodedCluster, MDSCode, coded_matmul
 
     d = 1024
     m = int(gib * 2**30) // (8 * d)
     x = np.random.default_rng(1).standard_normal(d)
-    with LocalCodedCluster(n_workers=N, processes=True) as cluster:
+    blocks = MDSCode(N, K).generator.shape[1]
+    rows = -(-m // blocks)
+    chunks = (rows,) * (m // rows) + ((m % rows,) if m % rows else ())
+    cluster = LocalCodedCluster(n_workers=N, processes=True, memory_limit="3GiB")
+    with cluster:
         client = cluster.client
-        A = da.random.default_rng(0).standard_normal((m, d), chunks=(m // 16, d))
+        A = da.random.default_rng(0).standard_normal((m, d), chunks=(chunks, d))
         A = client.persist(A)
         wait(A)
         expected = (A @ x).compute()  # dask's own product, for the check

@@ -48,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "place_operand": "coded._placed",
     "Stragglers": "coded._injection",
     "coded_matmul": "coded._api",
+    "coded_matmul_async": "coded._api",
     "submit_matmul": "coded._api",
     "profile_workers": "coded.runtime",
     "matmul_mod": "coded._modular",

@@ -26,6 +26,7 @@ from coded._dispatch import (
     is_dask_array,
     resolve_workers,
     run_encoded,
+    run_encoded_async,
     whole_batches,
 )
 from coded._placed import PlacedOperand, matmul_placed, place_operand, start_placed
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
     from allocation import Allocation
 
-__all__ = ["coded_matmul", "submit_matmul"]
+__all__ = ["coded_matmul", "coded_matmul_async", "submit_matmul"]
 
 
 def coded_matmul(
@@ -187,30 +188,147 @@ def coded_matmul(
     with client_for_call(client, address, n or code_n or EMBEDDED_WORKERS) as own:
         began = time.perf_counter()
         addresses = worker_addresses(own, n or code_n)
-        n = len(addresses)
-        if code is None:
-            code = build_code(name, n, k, r, field, np.ndim(B) == 1)
-        check_resources(own, code, np.shape(A), np.shape(B), addresses)
-        encode_began = time.perf_counter()
-        encoded = code.encode_operands(A, B)
-        encode_seconds = time.perf_counter() - encode_began
-        if batches is None:
-            batches = whole_batches(encoded.lefts)
-        result = run_encoded(
-            own,
-            code,
-            encoded,
-            B,
-            name=name,
-            addresses=addresses,
-            batches=batches,
-            began=began,
-            encode_seconds=encode_seconds,
-            options=options,
+        code, encoded, B, keywords = _encode(
+            own, A, B, code, batches, (name, k, r, field), addresses
         )
+        result = run_encoded(
+            own, code, encoded, B, **keywords, began=began, options=options
+        )
+    return _predicted(result, allocation)
+
+
+def _encode(
+    client: Client,
+    A: Any,
+    B: Any,
+    code: Code | None,
+    batches: Any,
+    scheme: tuple[str, Any, Any, Any],
+    addresses: list[str],
+) -> tuple[Any, ...]:
+    """Build the code (if not given), check memory, encode: what the run needs.
+
+    Returns ``(code, encoded, B, keywords)``: the arguments of
+    :func:`coded._dispatch.run_encoded` but `began` and `options`.
+    """
+    name, k, r, field = scheme
+    if code is None:
+        code = build_code(name, len(addresses), k, r, field, np.ndim(B) == 1)
+    check_resources(client, code, np.shape(A), np.shape(B), addresses)
+    began = time.perf_counter()
+    encoded = code.encode_operands(A, B)
+    encode_seconds = time.perf_counter() - began
+    if batches is None:
+        batches = whole_batches(encoded.lefts)
+    keywords = {
+        "name": name,
+        "addresses": addresses,
+        "batches": batches,
+        "encode_seconds": encode_seconds,
+    }
+    return code, encoded, B, keywords
+
+
+def _predicted(result: MatmulResult, allocation: Any) -> MatmulResult:
     if allocation is None:
         return result
     return dataclasses.replace(result, predicted_seconds=allocation.expected_latency)
+
+
+async def coded_matmul_async(
+    A: Any,
+    B: Any,
+    *,
+    client: Client,
+    scheme: Scheme | Code = "mds",
+    n: int | None = None,
+    k: int | None = None,
+    r: int | None = None,
+    field: Any = None,
+    allocation: Allocation | None = None,
+    options: ExecutionOptions | None = None,
+    **option_fields: Any,
+) -> MatmulResult:
+    """``await``-able :func:`coded_matmul` for an asynchronous Dask client.
+
+    Runs on the client's event loop: shipping the operands, waiting for a
+    decodable set of results and releasing never block it, so several products
+    may be in flight at once (``asyncio.gather``), with no thread per product.
+    Returns the same :class:`MatmulResult` as :func:`coded_matmul`.
+
+    Parameters
+    ----------
+    A : array_like, shape (m, d)
+        Left operand, in memory (placements and dask.array A are prepared with a
+        blocking client: :func:`coded.place_operand`, :func:`coded.submit_matmul`).
+    B : array_like or dask.array.Array, shape (d,) or (d, c)
+        Right operand.
+    client : distributed.Client
+        A running client created with ``asynchronous=True``.
+    scheme, n, k, r, field, allocation, options, **option_fields
+        As in :func:`coded_matmul` (``output="dask"`` included).
+
+    Returns
+    -------
+    MatmulResult
+
+    Raises
+    ------
+    NotEnoughResultsError, ValueError, TypeError
+        As :func:`coded_matmul`; TypeError for a blocking client or a placed or
+        dask.array A.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> import numpy as np
+    >>> from distributed import Client, LocalCluster
+    >>> from coded import coded_matmul_async
+    >>> async def main():
+    ...     async with LocalCluster(n_workers=3, processes=False, asynchronous=True,
+    ...                             dashboard_address=":0") as cluster:
+    ...         async with Client(cluster, asynchronous=True) as client:
+    ...             A = np.arange(12.0).reshape(4, 3)
+    ...             products = await asyncio.gather(
+    ...                 *(coded_matmul_async(A, np.full(3, c), k=2, client=client)
+    ...                   for c in (1.0, 2.0))
+    ...             )
+    ...     return [np.round(p.product, 9).tolist() for p in products]
+    >>> asyncio.run(main())
+    [[3.0, 12.0, 21.0, 30.0], [6.0, 24.0, 42.0, 60.0]]
+    """
+    from coded.runtime import check_client
+    from coded.runtime._cluster import worker_addresses_async
+
+    name, n = resolve_workers(scheme, n, k)
+    options = execution_options(options, option_fields, "coded_matmul_async")
+    client = check_client(client)
+    if not client.asynchronous:
+        raise TypeError(
+            "`client` must be asynchronous (distributed.Client(..., "
+            "asynchronous=True)); with a blocking client call coded.coded_matmul."
+        )
+    if isinstance(A, PlacedOperand) or is_dask_array(A):
+        raise TypeError(
+            "coded_matmul_async takes an in-memory `A`; placements and dask.array "
+            "A need a blocking client (coded.coded_matmul, coded.submit_matmul "
+            f"for products in flight), got {type(A).__name__}."
+        )
+    if is_dask_array(B):
+        B = await client.compute(B)
+    check_operands(A, B)
+    code, batches, name = given_code(
+        scheme, name, allocation, n, k, r, np.shape(A)[0], field
+    )
+    began = time.perf_counter()
+    addresses = await worker_addresses_async(client, n or getattr(code, "n", None))
+    code, encoded, B, keywords = _encode(
+        client, A, B, code, batches, (name, k, r, field), addresses
+    )
+    result = await run_encoded_async(
+        client, code, encoded, B, **keywords, began=began, options=options
+    )
+    return _predicted(result, allocation)
 
 
 def _matmul_dask_array(

@@ -43,7 +43,9 @@ __all__ = [
     "product_layout",
     "resolve_workers",
     "run_encoded",
+    "run_encoded_async",
     "start_encoded",
+    "start_encoded_async",
     "whole_batches",
 ]
 
@@ -442,6 +444,13 @@ class MatmulHandle:
 
 
 def start_encoded(
+    client: Client, code: Code, encoded: Any, B: Any, **kwargs: Any
+) -> MatmulHandle:
+    """Submit encoded operands (:func:`start_encoded_async`, blocking client)."""
+    return client.sync(start_encoded_async, client, code, encoded, B, **kwargs)
+
+
+async def start_encoded_async(
     client: Client,
     code: Code,
     encoded: Any,
@@ -462,7 +471,7 @@ def start_encoded(
     cluster (``encoded`` then holds a stand-in of it).
     """
     from coded.runtime import BackupPolicy
-    from coded.runtime._executor import submit_execution
+    from coded.runtime._executor import submit_execution_async
 
     n = len(addresses)
     stragglers = options.stragglers
@@ -471,7 +480,7 @@ def start_encoded(
     layout = None if options.output == "numpy" else product_layout(code, encoded)
     if remote_right is not None:
         encoded = dataclasses.replace(encoded, shared_right=remote_right)
-    pending = submit_execution(
+    pending = await submit_execution_async(
         client,
         code,
         encoded,
@@ -526,3 +535,11 @@ def run_encoded(
 ) -> MatmulResult:
     """Run encoded operands (as :func:`start_encoded`) and wait for the result."""
     return start_encoded(client, code, encoded, B, **kwargs).result()
+
+
+async def run_encoded_async(
+    client: Client, code: Code, encoded: Any, B: Any, **kwargs: Any
+) -> MatmulResult:
+    """:func:`run_encoded` with an asynchronous client."""
+    handle = await start_encoded_async(client, code, encoded, B, **kwargs)
+    return await handle.result_async()

@@ -16,6 +16,7 @@ __all__ = [
     "client_for_call",
     "memory_limits",
     "worker_addresses",
+    "worker_addresses_async",
 ]
 
 
@@ -146,7 +147,15 @@ def memory_limits(client: Client, addresses: list[str]) -> list[int | None]:
 
 def worker_addresses(client: Client, n: int | None) -> list[str]:
     """Return the addresses of the first `n` workers (all when `n` is None)."""
-    addresses = sorted(client.nthreads())
+    return _first_workers(sorted(client.nthreads()), n)
+
+
+async def worker_addresses_async(client: Client, n: int | None) -> list[str]:
+    """:func:`worker_addresses` with an asynchronous client."""
+    return _first_workers(sorted(await client.nthreads()), n)
+
+
+def _first_workers(addresses: list[str], n: int | None) -> list[str]:
     if n is None:
         if not addresses:
             raise ValueError("the cluster has no workers.")

@@ -3,11 +3,14 @@ r"""Encode a ``dask.array`` A where its chunks live: A never reaches the client.
 A block code splits A's m rows into K source blocks ``X_j`` of
 ``rows = ceil(m / K)`` rows (the last ones zero-padded) and gives worker i its
 coded units ``Y_u = sum_j G[u, j] X_j`` (one unit, or several sub-blocks),
-stacked. Here A is rechunked on the cluster into those
-row blocks (columns whole), and one task pinned to worker i computes ``Y_i``
-from the blocks it needs (only block j when ``G[i] = e_j``: a systematic or
-replicated share is a plain block). The client sends graphs and receives
-nothing of A: its memory stays O(B + result).
+stacked. Here A is rechunked on the cluster into those row blocks (columns
+whole), and worker i's share is built by a chain of tasks, one per block it
+needs (only block j when ``G[i] = e_j``: a systematic or replicated share is a
+plain block): step t runs on the worker holding block ``j_t`` and adds its
+terms to the partial sum it receives, the last step on worker i. A parity
+share thus never gathers all of A on one worker; each step holds one block and
+the partial sum. The client sends graphs and receives nothing of A: its memory
+stays O(B + result).
 """
 
 from __future__ import annotations
@@ -49,12 +52,13 @@ def encode_share(
     coefficients: Sequence[Sequence[int | float]],
     rows: int,
     p: int | None,
+    partial: np.ndarray | None = None,
 ) -> np.ndarray:
     """Return a worker's coded units ``sum_j coefficients[u][j] blocks[j]``, stacked.
 
-    Runs on the worker that keeps the share. Each unit is zero-padded to `rows`
-    rows; over the reals the blocks must be finite, over GF(p) integers (signed
-    ones are taken modulo p).
+    Runs on a worker; each unit is zero-padded to `rows` rows; over the reals
+    the blocks must be finite, over GF(p) integers (signed ones are taken
+    modulo p).
 
     Parameters
     ----------
@@ -67,6 +71,8 @@ def encode_share(
         Rows of a source block (and of a unit).
     p : int, optional
         The prime over GF(p), or None over the reals.
+    partial : numpy.ndarray, optional
+        Units of other blocks already summed (a step of a chain); added to.
 
     Returns
     -------
@@ -76,7 +82,10 @@ def encode_share(
     d = blocks[0].shape[1]
     sources = [_source(block, p) for block in blocks]
     dtype = np.float64 if p is None else np.int64
-    share = np.zeros((len(coefficients) * rows, d), dtype=dtype)
+    if partial is None:
+        share = np.zeros((len(coefficients) * rows, d), dtype=dtype)
+    else:
+        share = partial.copy()
     for u, row in enumerate(coefficients):
         unit = share[u * rows : (u + 1) * rows]
         for coefficient, source in zip(row, sources, strict=True):
@@ -153,21 +162,26 @@ def place_dask_rows(
     block_futures = [by_key[row[0]] for row in blocks.__dask_keys__()]
     futures: list[Future] = []
     try:
+        holders = client.who_has(block_futures)
         for i, (address, key) in enumerate(zip(addresses, keys, strict=True)):
             units = G[offsets[i] : offsets[i + 1]]
             used = [j for j in range(len(block_futures)) if units[:, j].any()]
-            futures.append(
-                client.submit(
+            partial = None
+            for step, j in enumerate(used):  # a chain: one block in memory a step
+                last = step == len(used) - 1
+                holder = list(holders.get(block_futures[j].key, ())) or [address]
+                partial = client.submit(
                     encode_share,
-                    *(block_futures[j] for j in used),
-                    coefficients=units[:, used].tolist(),
+                    block_futures[j],
+                    coefficients=units[:, [j]].tolist(),
                     rows=rows,
                     p=p,
-                    key=key,
-                    workers=[address],
+                    partial=partial,
+                    key=key if last else f"{key}-part-{step}",
+                    workers=[address] if last else holder,
                     allow_other_workers=False,
                 )
-            )
+            futures.append(partial)
         wait(futures)
         for future in futures:
             if future.status == "error":

@@ -18,7 +18,6 @@ still arrive, at the latest at `timeout`. A lost scheduler raises
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import os
 import statistics
@@ -54,12 +53,14 @@ __all__ = [
     "on_scheduler_async",
     "scatter_to_workers",
     "submit_execution",
+    "submit_execution_async",
     "tolerance",
 ]
 
 _LIVENESS_SECONDS = 0.25
 _IDLE_POLL_SECONDS = 0.25
 _BACKUP_POLL_SECONDS = 0.01
+_ASYNC_POLL_SECONDS = 0.002
 _FORGET_POLLS = 5_000  # 10 s at 2 ms
 _SCHEDULER_SECONDS = 30.0  # longest wait for one scheduler query (forget: 10 s)
 EMBED_BYTES = 1 << 20  # a shared right operand up to 1 MiB travels in the tasks
@@ -244,7 +245,7 @@ def drop(client: Client, futures: Sequence[Future]) -> None:
         on_scheduler(client, _await_freed, keys=[f.key for f in futures])
 
 
-def scatter_to_workers(
+async def scatter_to_workers_async(
     client: Client,
     per_worker: Sequence[dict[str, Any]],
     addresses: Sequence[str],
@@ -263,20 +264,18 @@ def scatter_to_workers(
             client.scatter(data, workers=[address], asynchronous=True), timeout
         )
 
-    async def scatter_all() -> list[Any]:
-        return await asyncio.gather(
-            *(
-                scatter_one(data, address)
-                for data, address in zip(per_worker, addresses, strict=True)
-            ),
-            return_exceptions=True,
-        )
-
     if client.status != "running":
         raise _scheduler_lost(client, "before shipping operands")
+    outcomes = await asyncio.gather(
+        *(
+            scatter_one(data, address)
+            for data, address in zip(per_worker, addresses, strict=True)
+        ),
+        return_exceptions=True,
+    )
     placed: dict[str, Future] = {}
     failed: dict[int, str] = {}
-    for i, outcome in enumerate(client.sync(scatter_all)):
+    for i, outcome in enumerate(outcomes):
         if isinstance(outcome, BaseException):
             why = f"{type(outcome).__name__}: {outcome}".rstrip(": ")
             failed[i] = f"shipping its operands to {addresses[i]} failed ({why})"
@@ -285,6 +284,21 @@ def scatter_to_workers(
     if client.status != "running":
         raise _scheduler_lost(client, "while shipping operands")
     return placed, failed
+
+
+def scatter_to_workers(
+    client: Client,
+    per_worker: Sequence[dict[str, Any]],
+    addresses: Sequence[str],
+    *,
+    timeout: float = _SCHEDULER_SECONDS,
+) -> tuple[dict[str, Future], dict[int, str]]:
+    """:func:`scatter_to_workers_async` from synchronous code."""
+    if client.status != "running":
+        raise _scheduler_lost(client, "before shipping operands")
+    return client.sync(
+        scatter_to_workers_async, client, per_worker, addresses, timeout=timeout
+    )
 
 
 class _Run:
@@ -335,7 +349,7 @@ class _Run:
         """``coded-<label>-<parts>-<call id>``: the dashboard shows the scheme."""
         return "-".join(["coded", self.label, *map(str, parts), self.call_id])
 
-    def place(self) -> None:
+    async def place_async(self) -> None:
         """Ship the operands: lefts once per worker, a shared right at most once.
 
         A shared right operand (row codes) of at most `EMBED_BYTES` travels inside
@@ -356,7 +370,7 @@ class _Run:
             for i, data in zip(live, per_worker, strict=True):
                 data[self._key("right", i)] = self.encoded.rights[i]
         if any(per_worker):
-            placed, failed = scatter_to_workers(
+            placed, failed = await scatter_to_workers_async(
                 self.client,
                 per_worker,
                 [self.addresses[i] for i in live],
@@ -366,7 +380,7 @@ class _Run:
             self.lost.update({live[j]: why for j, why in failed.items()})
         shared = self.encoded.shared_right
         if self.encoded.rights is None and _nbytes(shared) > EMBED_BYTES:
-            self.shared_right = self._broadcast(shared)
+            self.shared_right = await self._broadcast(shared)
         else:
             self.shared_right = shared
         if self.placed_lefts is not None:
@@ -374,28 +388,25 @@ class _Run:
         else:
             self.lefts = [self.data.get(self._key("left", i)) for i in range(self.n)]
 
-    def _broadcast(self, shared: Any) -> Future:
+    async def _broadcast(self, shared: Any) -> Future:
         """Scatter `shared` to every live worker; workers found dead become lost."""
         key = self._key("right")
         targets = [a for i, a in enumerate(self.addresses) if i not in self.lost]
         try:
-            self.data.update(
-                self.client.scatter(
-                    {key: shared}, workers=targets, broadcast=True, hash=False
-                )
-            )
+            self.data.update(await self._scatter_to({key: shared}, targets))
         except (KeyError, OSError, CommClosedError):  # a worker left: skip it
-            alive = live_addresses(self.client)
+            alive = await live_addresses_async(self.client)
             for i, address in enumerate(self.addresses):
                 if address not in alive:
                     self.lost[i] = f"its Dask worker {address} left the cluster"
             live = [a for a in targets if a in alive]
-            self.data.update(
-                self.client.scatter(
-                    {key: shared}, workers=live, broadcast=True, hash=False
-                )
-            )
+            self.data.update(await self._scatter_to({key: shared}, live))
         return self.data[key]
+
+    async def _scatter_to(self, data: dict[str, Any], workers: list[str]) -> Any:
+        return await self.client.scatter(
+            data, workers=workers, broadcast=True, hash=False, asynchronous=True
+        )
 
     def _right(self, task: _Task) -> Any:
         if self.encoded.rights is None:
@@ -685,10 +696,11 @@ class _Run:
                 continue
             ac, reply = self.ac, None
             assert ac is not None
-            async with ac.condition:
-                if not ac.has_ready():
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(ac.condition.wait(), request)
+            # poll: as_completed holds its thread lock while it takes its
+            # asyncio condition, so waiting on that condition can deadlock
+            deadline = time.perf_counter() + request
+            while not ac.has_ready() and time.perf_counter() < deadline:
+                await asyncio.sleep(_ASYNC_POLL_SECONDS)
 
     def _waiting(self) -> bool:
         """Not decodable yet, or decodable above the code's conditioning guard."""
@@ -823,6 +835,28 @@ def execute(
 
 
 def submit_execution(
+    client: Client, code: Code, encoded: EncodedOperands, **kwargs: Any
+) -> PendingExecution:
+    """Place and submit one coded product; return before its results arrive.
+
+    Keyword arguments are those of :func:`execute`, and `layout`: decode on a
+    Dask worker into a dask.array of that layout (None: decode on the client).
+    Several products may be in flight at once: each
+    :meth:`PendingExecution.result` waits for its own results only (no thread
+    per product), with its timeout counted from submission.
+
+    Returns
+    -------
+    PendingExecution
+    """
+    if client.asynchronous:
+        raise TypeError(
+            "`client` is asynchronous: await submit_execution_async instead."
+        )
+    return client.sync(submit_execution_async, client, code, encoded, **kwargs)
+
+
+async def submit_execution_async(
     client: Client,
     code: Code,
     encoded: EncodedOperands,
@@ -837,17 +871,10 @@ def submit_execution(
     label: str | None = None,
     layout: ProductLayout | None = None,
 ) -> PendingExecution:
-    """Place and submit one coded product; return before its results arrive.
+    """:func:`submit_execution` on the event loop of `client` (any client).
 
-    Parameters are those of :func:`execute`, and `layout`: decode on a Dask
-    worker into a dask.array of that layout (None: decode on the client). Several
-    products may be in flight at once: each :meth:`PendingExecution.result` (or
-    :meth:`~PendingExecution.result_async`) waits for its own results only (no
-    thread per product), with its timeout counted from submission.
-
-    Returns
-    -------
-    PendingExecution
+    Await :meth:`PendingExecution.result_async` of the returned product with an
+    asynchronous client.
     """
     weights = [1.0] * len(addresses) if row_weights is None else row_weights
     run = _Run(
@@ -865,7 +892,7 @@ def submit_execution(
     )
     try:
         began = time.perf_counter()
-        run.place()
+        await run.place_async()
         place_seconds = time.perf_counter() - began
         futures = run.submit(batches)
     except BaseException:

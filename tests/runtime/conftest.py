@@ -1,3 +1,4 @@
+import gc
 import time
 
 import pytest
@@ -18,6 +19,8 @@ def cluster():
 def client(cluster):
     yield cluster.client
     # every test must leave the scheduler empty: no task of any call survives
+    # (dask.array products are released when collected: collect the cycles)
+    gc.collect()
     assert scheduler_keys(cluster.client, "") == []
 
 
