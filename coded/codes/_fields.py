@@ -342,9 +342,11 @@ def multiply_real(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        ``left @ right``.
+        ``left @ right``; an overflow gives inf without a warning (the decoder
+        refuses it with `NonFiniteResultError`, naming the worker).
     """
-    return np.matmul(left, right)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.matmul(left, right)
 
 
 def multiply_mod(left: np.ndarray, right: np.ndarray, *, p: int) -> np.ndarray:

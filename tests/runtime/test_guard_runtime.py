@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from coded import IllConditionedWarning, MDSCode, Stragglers, coded_matmul
+from coded.errors import NonFiniteResultError
 
 RNG = np.random.default_rng(16)
 A, X = RNG.standard_normal((24, 5)), RNG.standard_normal(5)
@@ -57,3 +58,12 @@ def test_float32_operands_give_a_float32_product(client):
     scale = (np.abs(A32) @ np.abs(X32)).max()
     tol = 100 * result.condition_number * np.finfo(np.float32).eps * scale
     np.testing.assert_allclose(result.product, exact, rtol=0, atol=tol)
+
+
+def test_a_worker_product_that_overflows_raises_naming_the_worker(client):
+    # finite float32 operands whose products exceed float32: inf on the workers
+    A32 = np.full((6, 2), 1e30, dtype=np.float32)
+    x32 = np.full(2, 1e10, dtype=np.float32)
+    with pytest.raises(NonFiniteResultError, match=r"worker \d returned") as info:
+        coded_matmul(A32, x32, scheme=MDSCode(6, 3), client=client, timeout=30)
+    assert 0 <= info.value.worker < 6
