@@ -203,7 +203,9 @@ def profile_workers(
     budget_seconds : float
         Seconds a worker's timed tasks may take in all, ``> 0`` (the loads of a
         slower worker are scaled down to fit; the probes add up to about a
-        third more).
+        third more). A worker whose fixed per-task cost alone exceeds its share
+        of the budget overruns it: the rows' part of its tasks is then made as
+        long as the fixed part, so that ``a`` stays measurable.
     stragglers : Stragglers, optional
         Injected model applied to the timed tasks (a fresh draw per task, delays
         only: no failure or death), so that the estimate can be checked against it.
