@@ -10,12 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mapreduce import (
+    FRAME_HEADER_BYTES,
     MapReduceTaskError,
     NotEnoughMappersError,
     concatenate_values,
+    plan_traffic,
     run_coded_maps,
     straggling_placement,
 )
+from mapreduce._straggling import plan_finishers
 from theory import load_straggling
 
 pytestmark = pytest.mark.runtime
@@ -105,6 +108,27 @@ def _slow_at(addresses, seconds, X, block):
     return _times(X, block)
 
 
+def _assert_bytes_are_the_plans(record, K, r, q, slow, Q, rows):
+    """Frames recorded = the plan's payloads plus 8 bytes per header entry."""
+    finishers = sorted(set(range(K)) - set(slow))
+    coded, N = straggling_placement(K, r, q, files=6)
+    plan, _ = plan_finishers(coded, N, finishers)
+    functions = dict(zip(finishers, np.array_split(np.arange(Q), q), strict=True))
+    value = [8 * rows * len(functions.get(k, ())) for k in range(K)]
+    lengths = dict.fromkeys(range(plan.placement.N), value)
+    traffic = plan_traffic(plan, "unicast", lengths)
+    segments = sum(len(p.segments) for p in plan.packets)
+    frames = len(traffic.transmission_bytes)
+    assert record.frame_header_bytes == FRAME_HEADER_BYTES * (frames + segments)
+    assert record.packet_bytes + record.frame_header_bytes == sum(
+        traffic.transmission_bytes
+    )
+    # each node downloads at least its frames (a retried fetch counts again)
+    assert all(
+        d >= t for d, t in zip(record.download_bytes, traffic.download, strict=True)
+    )
+
+
 @pytest.mark.parametrize(("K", "r", "q", "slow"), [(4, 2, 3, [1]), (4, 1, 2, [0, 3])])
 def test_up_to_K_minus_q_slow_mappers_are_cut(client, K, r, q, slow):
     rng = np.random.default_rng(K + q)
@@ -118,6 +142,7 @@ def test_up_to_K_minus_q_slow_mappers_are_cut(client, K, r, q, slow):
     )
     assert result.record.stragglers == tuple(slow)
     assert result.record.cancelled_maps == len(slow)
+    _assert_bytes_are_the_plans(result.record, K, r, q, slow, X.shape[1], rows=2)
     # each slow node sleeps 0.5 s per coded file and has several: cut, not waited
     files_per_node = straggling_placement(K, r, q, files=6)[0].storage_used[0]
     assert files_per_node >= 2
