@@ -15,7 +15,7 @@ fitted to the runs it predicts. Cases are interleaved within each repeat (after
 one warm-up run); medians over repeats; the load average before and after; JSON
 to bench/results/<name>.json.
 
-    python bench/mapreduce.py [--quick] [--records N] [--repeats R] [--only a,b]
+    python bench/mapreduce.py [--quick] [--records N] [--repeats R] [--only "a;b"]
 """
 
 from __future__ import annotations
@@ -479,14 +479,14 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument(
-        "--only", default="", help="comma-separated substrings of the cases to run"
+        "--only", default="", help="semicolon-separated substrings of the cases to run"
     )
     parser.add_argument("--no-wordcount", action="store_true")
     parser.add_argument("--name", default="mapreduce", help="results file name")
     args = parser.parse_args()
     n = args.records or (10_000 if args.quick else 100_000)
     repeats = args.repeats or (1 if args.quick else 3)
-    wanted = [w for w in args.only.split(",") if w]
+    wanted = [w for w in args.only.split(";") if w]
     names = [
         name
         for name in [c[0] for c in CASES] + list(BASELINES)
