@@ -17,12 +17,17 @@ Prints three side-by-side tables and writes ``bench/results/codes.json``:
    relative error of decoding ``A @ x`` from the worst survivor set, plus the extra
    worker the guard waits for when the set exceeds ``max_condition``, in float64
    and with float32 operands (float32 shares and worker products, decoding in
-   float64, a float32 product), against the float64 product.
+   float64, a float32 product), against the float64 product;
+4. real polynomial codes at (n; p_a, p_b) = (9; 2, 2), (12; 3, 3), (17; 4, 4),
+   (20; 4, 4): exact worst condition number of the monomial, Chebyshev
+   (orthogonal-polynomial) and default (stored product vectors) constructions, and
+   the relative error of ``A @ B`` decoded from each one's worst survivor set in
+   float64 and float32.
 
 Medians over ``--repeats`` (default 7, >= 5) runs; seeded. Timings are noisy on a
 shared machine.
 
-Usage: ``python bench/codes.py [--quick]``.
+Usage: ``python bench/codes.py [--quick] [--sections stability,polynomial]``.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from _harness import import_project, median_time, write_results
 import_project()  # the packages, not bench/theory.py (coded imports theory)
 
 from coded._modular import matmul_mod  # noqa: E402
-from coded.codes import MDSCode, Piece  # noqa: E402
+from coded.codes import MDSCode, Piece, PolynomialCode  # noqa: E402
 from coded.codes import _generators as generators  # noqa: E402
 from coded.codes._fields import inverse_mod  # noqa: E402
 from coded.errors import IllConditionedWarning  # noqa: E402
@@ -236,6 +241,53 @@ def bench_stability(ns, rng, quick):
     return out
 
 
+POLYNOMIAL_POINTS = ((9, 2, 2), (12, 3, 3), (17, 4, 4), (20, 4, 4))
+
+
+def _product_error(code, survivors, rng, dtype, d=32):
+    """Relative error of ``A @ B`` decoded from `survivors` (operands in `dtype`)."""
+    A = rng.standard_normal((code.p_a * 4, d)).astype(dtype)
+    B = rng.standard_normal((d, code.p_b * 3)).astype(dtype)
+    exact = A.astype(np.float64) @ B.astype(np.float64)
+    encoded = code.encode_operands(A, B)
+    results = {i: code.multiply(encoded.lefts[i], encoded.right(i)) for i in survivors}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IllConditionedWarning)
+        C = code.decode_results(encoded, results)
+    assert C.dtype == dtype, C.dtype
+    return float(np.linalg.norm(C.astype(np.float64) - exact) / np.linalg.norm(exact))
+
+
+def bench_polynomial(rng):
+    """Worst condition numbers and decode errors of the real polynomial codes."""
+    out = []
+    for n, p_a, p_b in POLYNOMIAL_POINTS:
+        for construction in ("monomial", "chebyshev", None):
+            code = PolynomialCode(n, p_a, p_b, construction=construction)
+            worst = code.worst_condition_number()
+            survivors = list(worst.survivors)
+            row = {
+                "n": n,
+                "p_a": p_a,
+                "p_b": p_b,
+                "construction": code.construction,
+                "default": construction is None,
+                "worst": worst.value,
+                "exact": worst.exact,
+                "err_float64": _product_error(code, survivors, rng, np.float64),
+                "err_float32": _product_error(code, survivors, rng, np.float32),
+            }
+            out.append(row)
+            print(
+                f"(n={n}; {p_a}, {p_b}) {code.construction:>9s}"
+                f"{' (default)' if construction is None else '          '}"
+                f" worst={worst.value:9.4g}{'' if worst.exact else ' (lower bound)'}"
+                f" err64={row['err_float64']:8.2g} err32={row['err_float32']:8.2g}",
+                flush=True,
+            )
+    return out
+
+
 def _table(rows, columns):
     widths = [max(len(c), 12) for c in columns]
     print("  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True)))
@@ -254,7 +306,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small smoke run")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--seed", type=int, default=20261202)
+    parser.add_argument(
+        "--sections",
+        default="decode,gf,stability,polynomial",
+        help="comma-separated subset of decode,gf,stability,polynomial",
+    )
     args = parser.parse_args()
+    sections = set(args.sections.split(","))
     rng = np.random.default_rng(args.seed)
     repeats = 5 if args.quick else max(args.repeats, 5)
     ns = [8, 16] if args.quick else [8, 12, 16, 24, 32]
@@ -262,9 +320,43 @@ def main() -> None:
     stability_ns = (
         [8, 16, 20] if args.quick else [8, 16, 20, 30, 32, 40, 48, 50, 60, 64]
     )
-    print(f"real MDS decode vs one worker's product (rows={rows}, d={d}, c=8)")
-    decode = bench_decode(ns, repeats, rows, d, rng)
-    _table(decode, ["n", "k", "systematic", "worker_product_s", "decode_s", "ratio"])
+    decode = gf = stability = polynomial = None
+    if "decode" in sections:
+        print(f"real MDS decode vs one worker's product (rows={rows}, d={d}, c=8)")
+        decode = bench_decode(ns, repeats, rows, d, rng)
+        _table(
+            decode, ["n", "k", "systematic", "worker_product_s", "decode_s", "ratio"]
+        )
+    if "gf" in sections:
+        gf = _bench_gf_table(ns, repeats, rows, d, rng)
+    if "stability" in sections:
+        print(
+            "worst condition number over survivor sets (exact unless marked) and the "
+            "worst relative decode error (guard on), matrix-vector"
+        )
+        stability = bench_stability(stability_ns, rng, args.quick)
+    if "polynomial" in sections:
+        print("real polynomial codes: exact worst condition number, decode error")
+        polynomial = bench_polynomial(rng)
+    payload = {
+        "parameters": {
+            "seed": args.seed,
+            "repeats": repeats,
+            "quick": args.quick,
+            "rows": rows,
+            "d": d,
+            "prime": P,
+            "sections": sorted(sections),
+        },
+        "decode": decode,
+        "gf": gf,
+        "stability": stability,
+        "polynomial": polynomial,
+    }
+    write_results("codes", payload, quick=args.quick, indent=1)
+
+
+def _bench_gf_table(ns, repeats, rows, d, rng):
     print(
         f"GF({P}) MDS encode + decode: ours vs galois (rows={rows // 16}, d={d // 16})"
     )
@@ -281,25 +373,7 @@ def main() -> None:
             "galois_solve_s",
         ],
     )
-    print(
-        "worst condition number over survivor sets (exact unless marked) and the "
-        "worst relative decode error (guard on), matrix-vector"
-    )
-    stability = bench_stability(stability_ns, rng, args.quick)
-    payload = {
-        "parameters": {
-            "seed": args.seed,
-            "repeats": repeats,
-            "quick": args.quick,
-            "rows": rows,
-            "d": d,
-            "prime": P,
-        },
-        "decode": decode,
-        "gf": gf,
-        "stability": stability,
-    }
-    write_results("codes", payload, quick=args.quick, indent=1)
+    return gf
 
 
 if __name__ == "__main__":

@@ -1,11 +1,30 @@
-r"""Polynomial codes for ``A @ B`` (Yu, Maddah-Ali, Avestimehr 2017)."""
+r"""Polynomial codes for ``A @ B`` (Yu, Maddah-Ali, Avestimehr 2017).
+
+Worker i multiplies ``sum_j a_ij A_j`` by ``sum_k b_ik B_k``; row i of the generator
+is ``b_i (x) a_i`` (``G[i, k p_a + j] = b_ik a_ij``, the source blocks ``A_j B_k``).
+Over GF(p) the vectors evaluate monomials at ``x_i = 1..n``. Over the reals the
+default is the best certified of (``docs/theory/conditioning.md``):
+
+- ``"product"``: vectors found by ``scripts/search_product_codes.py`` for the
+  tabulated ``(n, p_a, p_b)`` (``coded/codes/data/product_codes.npz``), with their
+  exact worst condition numbers (every survivor set decodes);
+- ``"chebyshev"``: Chebyshev polynomials ``a_ij = T_j(x_i)``,
+  ``b_ik = T_(k p_a)(x_i)`` at the Chebyshev points (an orthogonal-polynomial code:
+  the products span the polynomials of degree ``< p_a p_b``, so any ``p_a p_b``
+  distinct points decode);
+- ``"monomial"``: ``x_i^j`` and ``x_i^(k p_a)`` at the Chebyshev points (the
+  original construction; kept for comparison).
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
+from importlib import resources
 from typing import Any
 
 import numpy as np
+from numpy.polynomial import chebyshev
 
 from coded.codes import _fields as fields
 from coded.codes import _generators as generators
@@ -14,7 +33,64 @@ from coded.codes._units import UnitCode, UnitContext, split_blocks
 from theory._rng import RngLike
 from theory._validation import check_int
 
-__all__ = ["PolynomialCode"]
+__all__ = ["REAL_CONSTRUCTIONS", "PolynomialCode", "product_rows"]
+
+REAL_CONSTRUCTIONS = ("product", "chebyshev", "monomial")
+"""Real constructions of :class:`PolynomialCode` (see the module docstring)."""
+
+
+def product_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Return the generator rows ``b_i (x) a_i``: ``G[i, k p_a + j] = b_ik a_ij``."""
+    return (b[:, :, None] * a[:, None, :]).reshape(a.shape[0], -1)
+
+
+@functools.cache
+def _stored_products() -> dict[tuple[int, int, int], tuple[float, tuple]]:
+    """Load the product vectors ``(worst, (a, b))`` keyed by ``(n, p_a, p_b)``."""
+    path = resources.files("coded.codes.data").joinpath("product_codes.npz")
+    if not path.is_file():
+        return {}
+    with path.open("rb") as f, np.load(f) as data:
+        return {
+            tuple(int(v) for v in key): (float(worst), (data[f"a{i}"], data[f"b{i}"]))
+            for i, (key, worst) in enumerate(
+                zip(data["keys"], data["worst"], strict=True)
+            )
+        }
+
+
+def _chebyshev_points(n: int) -> np.ndarray:
+    return np.cos((2 * np.arange(n) + 1) * np.pi / (2 * n))
+
+
+def _real_vectors(n: int, p_a: int, p_b: int, construction: str):
+    """Return ``(a, b, points)`` of a real construction (no points: product)."""
+    if construction == "product":
+        return (*_stored_products()[n, p_a, p_b][1], None)
+    x = _chebyshev_points(n)
+    if construction == "chebyshev":
+        V = chebyshev.chebvander(x, p_a * p_b - 1)
+    else:
+        V = np.vander(x, p_a * p_b, increasing=True)
+    return V[:, :p_a], V[:, ::p_a][:, :p_b], x
+
+
+def _chebyshev_worst(n: int, p_a: int, p_b: int) -> float:
+    a, b, _ = _real_vectors(n, p_a, p_b, "chebyshev")
+    return generators.worst_condition_number(product_rows(a, b)).value
+
+
+@functools.cache
+def default_construction(n: int, p_a: int, p_b: int) -> str:
+    """Return the real construction with the smaller certified worst case.
+
+    The stored product vectors when tabulated and better than the Chebyshev code
+    (certified on the fly), else the Chebyshev code.
+    """
+    stored = _stored_products().get((n, p_a, p_b))
+    if stored is not None and stored[0] <= _chebyshev_worst(n, p_a, p_b):
+        return "product"
+    return "chebyshev"
 
 
 def _read_only(parts: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -37,7 +113,10 @@ class PolynomialCode(UnitCode):
     whose product :math:`\tilde A_i \tilde B_i = \sum_{j,k} A_j B_k x_i^{j + k p_a}`
     is a polynomial of degree ``p_a p_b - 1`` with the output blocks as
     coefficients. Any ``p_a p_b`` distinct points decode by interpolation (a
-    Vandermonde solve); fewer do not.
+    Vandermonde solve); fewer do not. Over the reals the monomials are replaced
+    by better conditioned vectors ``a_ij``, ``b_ik`` (module docstring): worker i
+    multiplies :math:`\sum_j a_{ij} A_j` by :math:`\sum_k b_{ik} B_k`, with the
+    same recovery threshold.
 
     Parameters
     ----------
@@ -46,18 +125,25 @@ class PolynomialCode(UnitCode):
     p_a, p_b : int
         Row blocks of A and column blocks of B, ``p_a * p_b <= n``.
     field : None, int or galois field class, optional
-        ``None``: reals, Chebyshev points :math:`x_i = \cos((2i + 1)\pi / (2n))`
-        (far better conditioned than equispaced points); a prime p or
-        ``galois.GF(p)``: exact, points ``1..n`` (``n <= p - 1``).
+        ``None``: reals; a prime p or ``galois.GF(p)``: exact, monomials at the
+        points ``1..n`` (``n <= p - 1``).
+    construction : {None, "product", "chebyshev", "monomial"}, optional
+        Real codes only. ``None`` (default): the stored product vectors when
+        ``(n, p_a, p_b)`` is tabulated and better, else ``"chebyshev"``
+        (Chebyshev polynomials at the Chebyshev points
+        :math:`x_i = \cos((2i + 1)\pi / (2n))`). ``"monomial"`` is the
+        monomial basis at the same points (far worse conditioned).
 
     Notes
     -----
     Pieces may be any row range of ``Ã_i @ B̃_i`` (row t of every product
-    involves only row t of the blocks of A). Over the reals the interpolation
-    system is a monomial-basis Vandermonde matrix, whose condition number grows
-    exponentially with ``p_a p_b``; decodes warn (`IllConditionedWarning`) past
-    ``cond * eps > 1e-6``. Integer inputs over GF(p) are exact signed integers
-    when ``2 d max|A| max|B| < p`` (checked).
+    involves only row t of the blocks of A). Over the reals a decode amplifies
+    relative errors by the condition number of the survivors' rows of the
+    generator; :meth:`worst_condition_number` certifies the worst case (e.g.
+    (9; 2, 2): monomial 710, Chebyshev 588, product vectors 28;
+    ``docs/theory/conditioning.md``), and the decoder's guard waits for extra
+    results above ``max_condition``. Integer inputs over GF(p) are exact signed
+    integers when ``2 d max|A| max|B| < p`` (checked).
 
     References
     ----------
@@ -78,7 +164,14 @@ class PolynomialCode(UnitCode):
 
     _threshold_name = "p_a*p_b"
 
-    def __init__(self, n: int, p_a: int, p_b: int, field: Any = None):
+    def __init__(
+        self,
+        n: int,
+        p_a: int,
+        p_b: int,
+        field: Any = None,
+        construction: str | None = None,
+    ):
         n = check_int(n, "n", min_value=1)
         p_a = check_int(p_a, "p_a", min_value=1)
         p_b = check_int(p_b, "p_b", min_value=1)
@@ -90,12 +183,43 @@ class PolynomialCode(UnitCode):
         fields.check_points(n, p)
         self.p_a, self.p_b = p_a, p_b
         if p is None:
-            points = np.cos((2 * np.arange(n) + 1) * np.pi / (2 * n))
+            construction = self._check_construction(construction, n)
+            a, b, points = _real_vectors(n, p_a, p_b, construction)
+            G = product_rows(a, b)
         else:
+            if construction is not None:
+                raise ValueError(
+                    "`construction` applies to real codes (field=None); a code over "
+                    f"GF({p}) uses monomials at 1..n, got "
+                    f"construction={construction!r}."
+                )
             points = np.arange(1, n + 1)
-        self._setup(n, fields.vandermonde(points, p_a * p_b, p), p, [1] * n)
-        self._points = np.array(points, dtype=self._G.dtype)
-        self._points.setflags(write=False)
+            G = fields.vandermonde(points, p_a * p_b, p)
+            a, b = G[:, :p_a], G[:, ::p_a][:, :p_b]
+            construction = "vandermonde"
+        self.construction = construction
+        self._setup(n, G, p, [1] * n)
+        self._a, self._b = (np.array(v, dtype=self._G.dtype) for v in (a, b))
+        self._points = None
+        if points is not None:
+            self._points = np.array(points, dtype=self._G.dtype)
+            self._points.setflags(write=False)
+
+    def _check_construction(self, construction: object, n: int) -> str:
+        p_a, p_b = self.p_a, self.p_b
+        if construction is None:
+            return default_construction(n, p_a, p_b)
+        if construction not in REAL_CONSTRUCTIONS:
+            raise ValueError(
+                f"`construction` must be one of {REAL_CONSTRUCTIONS} or None, "
+                f"got {construction!r}."
+            )
+        if construction == "product" and (n, p_a, p_b) not in _stored_products():
+            raise ValueError(
+                f'`construction="product"` has no stored vectors for (n, p_a, p_b) '
+                f"= ({n}, {p_a}, {p_b}); tabulated: {sorted(_stored_products())}."
+            )
+        return construction
 
     @property
     def recovery_threshold(self) -> int:
@@ -131,7 +255,8 @@ class PolynomialCode(UnitCode):
 
         Examples
         --------
-        >>> w = PolynomialCode(9, 2, 2).worst_condition_number()
+        >>> code = PolynomialCode(9, 2, 2, construction="monomial")
+        >>> w = code.worst_condition_number()
         >>> w.exact, round(w.value)
         (True, 710)
         """
@@ -145,8 +270,8 @@ class PolynomialCode(UnitCode):
         )
 
     @property
-    def points(self) -> np.ndarray:
-        """The evaluation points ``x_i`` (residues over GF(p))."""
+    def points(self) -> np.ndarray | None:
+        """The evaluation points ``x_i`` (residues over GF(p); None: product)."""
         return self._points
 
     def _encode_pair(self, A: np.ndarray, B: np.ndarray, vector: bool):
@@ -158,8 +283,7 @@ class PolynomialCode(UnitCode):
         p_a, p_b, p = self.p_a, self.p_b, self._p
         (m, d), c = A.shape, B.shape[1]
         rows, width = -(-m // p_a), -(-c // p_b)
-        Va = self._G[:, :p_a]
-        Vb = self._G[:, ::p_a][:, :p_b]
+        Va, Vb = self._a, self._b
         left = fields.encode_product(Va, *split_blocks(A, p_a, rows), p)
         blocks = np.zeros((p_b, d, width), dtype=B.dtype)
         for k in range(p_b):
@@ -288,7 +412,10 @@ class PolynomialCode(UnitCode):
         return self._decode_mapping(results)
 
     def __repr__(self) -> str:
-        field = "None" if self._p is None else str(self._p)
+        if self._p is None:
+            field = f"None, construction={self.construction!r}"
+        else:
+            field = str(self._p)
         return (
             f"PolynomialCode(n={self.n}, p_a={self.p_a}, p_b={self.p_b}, field={field})"
         )

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coded.codes import DEFAULT_PRIME, PolynomialCode
+from coded.codes._polynomial import _stored_products
 from coded.errors import DecodingError
 from coded.testing import matrices, polynomial_codes
 
@@ -96,9 +97,66 @@ def test_gf_coded_factors_match_the_polynomial_definition():
 
 
 def test_real_points_are_chebyshev():
-    code = PolynomialCode(6, 2, 3)
+    code = PolynomialCode(6, 2, 3, construction="chebyshev")
     expected = np.cos((2 * np.arange(6) + 1) * np.pi / 12)
     np.testing.assert_allclose(code.points, expected)
+    T = np.polynomial.chebyshev.chebvander(expected, 5)
+    # worker i multiplies sum_j T_j(x_i) A_j by sum_k T_(2k)(x_i) B_k
+    np.testing.assert_allclose(code.generator[:, 3], T[:, 1] * T[:, 2])
+    assert PolynomialCode(9, 2, 2, construction="product").points is None
+
+
+STORED = sorted(_stored_products())
+
+
+def test_targets_worst_case_is_at_most_half_the_orthogonal_polynomial_code():
+    # orthogonal-polynomial (Fahim & Cadambe) figures: 617, 2521, 36.5, 4.9e5
+    targets = {(9, 2, 2): 308, (12, 3, 3): 1260, (17, 4, 4): 18, (20, 4, 4): 2.45e5}
+    for (n, p_a, p_b), target in targets.items():
+        code = PolynomialCode(n, p_a, p_b)
+        worst = code.worst_condition_number()
+        assert code.construction == "product"
+        assert worst.exact
+        assert worst.value <= target, (n, p_a, p_b, worst.value)
+
+
+def test_stored_product_codes_match_their_certified_worst_case():
+    for n, p_a, p_b in STORED:
+        code = PolynomialCode(n, p_a, p_b, construction="product")
+        worst = code.worst_condition_number()
+        assert worst.exact
+        stored = _stored_products()[n, p_a, p_b][0]
+        assert worst.value == pytest.approx(stored, rel=1e-9)
+        chebyshev = PolynomialCode(n, p_a, p_b, construction="chebyshev")
+        default = PolynomialCode(n, p_a, p_b)
+        assert default.worst_condition_number().value <= min(
+            worst.value, chebyshev.worst_condition_number().value
+        )
+
+
+@given(data=st.data())
+def test_any_threshold_subset_of_a_stored_product_code_decodes(data):
+    n, p_a, p_b = data.draw(st.sampled_from(STORED), label="code")
+    code = PolynomialCode(n, p_a, p_b, construction="product")
+    A, B = _draw_instance(data, code, None)
+    workers = sorted(data.draw(st.permutations(range(n)))[: p_a * p_b])
+    pairs = code.encode(A, B)
+    C = code.decode({i: code.multiply(*pairs[i]) for i in workers})
+    assert_close_real(C, A @ B, np.linalg.cond(code.generator[workers]))
+
+
+@pytest.mark.parametrize("construction", ["chebyshev", "monomial"])
+@given(data=st.data())
+def test_polynomial_constructions_decode_from_any_threshold_subset(construction, data):
+    n = data.draw(st.integers(1, 9), label="n")
+    p_a = data.draw(st.integers(1, n), label="p_a")
+    p_b = data.draw(st.integers(1, n // p_a), label="p_b")
+    code = PolynomialCode(n, p_a, p_b, construction=construction)
+    A, B = _draw_instance(data, code, None)
+    workers = sorted(data.draw(st.permutations(range(n)))[: p_a * p_b])
+    pairs = code.encode(A, B)
+    C = code.decode({i: code.multiply(*pairs[i]) for i in workers})
+    assert_close_real(C, A @ B, np.linalg.cond(code.generator[workers]))
 
 
 def test_vector_right_operand():
@@ -119,6 +177,22 @@ VALIDATION = [
         "`p_a * p_b` must be <= n, got p_a=2, p_b=2, n=3.",
     ),
     (lambda: PolynomialCode(3, 0, 1), ValueError, "`p_a` must be >= 1, got p_a=0."),
+    (
+        lambda: PolynomialCode(4, 2, 2, construction="legendre"),
+        ValueError,
+        "`construction` must be one of ('product', 'chebyshev', 'monomial') or None, "
+        "got 'legendre'.",
+    ),
+    (
+        lambda: PolynomialCode(4, 1, 3, construction="product"),
+        ValueError,
+        '`construction="product"` has no stored vectors for (n, p_a, p_b) = (4, 1, 3)',
+    ),
+    (
+        lambda: PolynomialCode(4, 2, 2, 65537, construction="chebyshev"),
+        ValueError,
+        "`construction` applies to real codes (field=None)",
+    ),
     (lambda: PolynomialCode(3, 1, 1.5), TypeError, "`p_b` must be an integer"),
     (
         lambda: PolynomialCode(8, 2, 2, 7),
