@@ -274,7 +274,7 @@ def run_dask_rss(gib):
 
     A is generated in the code's K row blocks, so that the cluster holds A once
     (any other row chunking is rechunked on the cluster into a second copy) and
-    its shares ((n / k) |A|), within 3 GiB per worker (beyond: Dask spills).
+    its shares ((n / k) |A|), within 4 GiB per worker (beyond: Dask pauses it).
     """
     import threading
 
@@ -290,7 +290,7 @@ def run_dask_rss(gib):
     blocks = MDSCode(N, K).generator.shape[1]
     rows = -(-m // blocks)
     chunks = (rows,) * (m // rows) + ((m % rows,) if m % rows else ())
-    cluster = LocalCodedCluster(n_workers=N, processes=True, memory_limit="3GiB")
+    cluster = LocalCodedCluster(n_workers=N, processes=True, memory_limit="4GiB")
     with cluster:
         client = cluster.client
         A = da.random.default_rng(0).standard_normal((m, d), chunks=(chunks, d))

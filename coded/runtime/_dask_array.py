@@ -4,13 +4,13 @@ A block code splits A's m rows into K source blocks ``X_j`` of
 ``rows = ceil(m / K)`` rows (the last ones zero-padded) and gives worker i its
 coded units ``Y_u = sum_j G[u, j] X_j`` (one unit, or several sub-blocks),
 stacked. Here A is rechunked on the cluster into those row blocks (columns
-whole), and worker i's share is built by a chain of tasks, one per block it
-needs (only block j when ``G[i] = e_j``: a systematic or replicated share is a
-plain block): step t runs on the worker holding block ``j_t`` and adds its
-terms to the partial sum it receives, the last step on worker i. A parity
-share thus never gathers all of A on one worker; each step holds one block and
-the partial sum. The client sends graphs and receives nothing of A: its memory
-stays O(B + result).
+whole). A share of plain blocks (``G[u] = e_j``: systematic or replicated) is
+one task on worker i gathering them; a parity share is built by a chain of
+tasks, one per block it combines: step t runs on the worker holding block
+``j_t`` and adds its terms to the partial sum it receives, the last step on
+worker i. A parity share thus never gathers all of A on one worker; each step
+holds one block and the partial sum. The client sends graphs and receives
+nothing of A: its memory stays O(B + result).
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ def encode_share(
     dtype = np.float64 if p is None else np.int64
     if partial is None:
         share = np.zeros((len(coefficients) * rows, d), dtype=dtype)
-    else:
-        share = partial.copy()
+    else:  # an intermediate of the chain, needed by this step alone
+        share = partial if partial.flags.writeable else partial.copy()
     for u, row in enumerate(coefficients):
         unit = share[u * rows : (u + 1) * rows]
         for coefficient, source in zip(row, sources, strict=True):
@@ -166,6 +166,20 @@ def place_dask_rows(
         for i, (address, key) in enumerate(zip(addresses, keys, strict=True)):
             units = G[offsets[i] : offsets[i + 1]]
             used = [j for j in range(len(block_futures)) if units[:, j].any()]
+            if len(used) <= len(units):  # plain blocks: gather them
+                futures.append(
+                    client.submit(
+                        encode_share,
+                        *(block_futures[j] for j in used),
+                        coefficients=units[:, used].tolist(),
+                        rows=rows,
+                        p=p,
+                        key=key,
+                        workers=[address],
+                        allow_other_workers=False,
+                    )
+                )
+                continue
             partial = None
             for step, j in enumerate(used):  # a chain: one block in memory a step
                 last = step == len(used) - 1
