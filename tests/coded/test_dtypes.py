@@ -29,8 +29,8 @@ FIELDS = [None, DEFAULT_PRIME, BIG_PRIME, "exact"]
 REAL_TOLERANCE = {np.float64: 1e-9, np.float32: 1e-4}
 """Real codes: ``|C - A @ B| <= REAL_TOLERANCE * max(|A| @ |B|)`` entrywise, by the
 working precision (float32 when both operands are float32, else float64)."""
-UNDERFLOW = {np.float64: 0.0, np.float32: 1e-35}
-"""Absolute floor of float32 results: products below float32's normal range."""
+UNDERFLOW = {np.float64: 1e-300, np.float32: 1e-35}
+"""Absolute floor of the error: products below the normal range of the dtype."""
 OVERFLOW = {np.float64: 1e300, np.float32: 1e30}
 """A refusal to decode ("overflow") is allowed only once magnitudes pass this."""
 
