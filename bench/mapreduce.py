@@ -5,9 +5,12 @@ records: coded (r = 2, 3; unicast and forwarding delivery) and uncoded with the
 same placement, against ``dask.dataframe.sort_values`` and ``shuffle`` (its p2p
 shuffle; sorted on the key's first 8 bytes as uint64) and ``dask.bag.groupby``;
 r = 2 coded and r = 1 with and without one mapper whose whole map task is 5x
-slower (``slow_map``). Word count: coded with a combiner vs ``dask.bag.foldby``.
-For every run: stage times (map, pack, shuffle, unpack, reduce, and the shuffle's
-transfer part, shuffle - pack - unpack), per-node wire bytes, and the shuffle time
+slower (``slow_map``, a pair parser; its reference runs the same parser with no
+slow worker), and the r = 2, 3 coded job through the generic per-key reduce
+(every record its own key; what TeraSort did before its array path). Word
+count: coded with a combiner vs ``dask.bag.foldby``. For every run: stage times
+(map, pack, shuffle, unpack, reduce, and the shuffle's transfer part, shuffle -
+pack - unpack), per-node wire bytes, and the shuffle time
 the network models predict: (a) multicast and (b) switched from the measured
 bytes and a separately measured point-to-point bandwidth, and (b+lat) adding a
 per-bundle latency measured by its own calibration (``measure_latency``), never
@@ -226,6 +229,12 @@ def _record_row(
 
 
 def terasort_case(client, records, r, coded, delivery, net, slow=None) -> dict:
+    """One run_terasort; `slow`: None (array parser), "" or a slow worker's address.
+
+    With `slow` a string the pair parser ``slow_map`` runs on every node (slowed
+    down on that worker only), so ``""`` is the no-straggler reference of a slow
+    case.
+    """
     token = uuid.uuid4().hex
     map_fn = None if slow is None else functools.partial(slow_map, slow, token)
     result = run_terasort(
@@ -240,6 +249,37 @@ def terasort_case(client, records, r, coded, delivery, net, slow=None) -> dict:
     assert result.records == sorted(records), "TeraSort output is not sorted"
     messages = bundle_messages(r, coded, delivery)
     fixed = net["fixed"][r, coded, delivery]
+    return _record_row(result.record, net["bandwidth"], net["latency"], messages, fixed)
+
+
+def _sort_values(key: bytes, values: list[bytes]) -> list[bytes]:
+    return sorted(values)
+
+
+def per_record_case(client, records, r: int, net: dict) -> dict:
+    """TeraSort through the generic per-key reduce (every record its own key).
+
+    What run_terasort did before records moved as arrays: the reference that
+    shows what the array path saves.
+    """
+    placement = place_li(K, r)
+    blob = b"".join(k + v for k, v in records)
+    size = math.ceil(len(records) / placement.N) * 100
+    files = [blob[f * size : (f + 1) * size] for f in range(placement.N)]
+    result = run_mapreduce(
+        files,
+        terasort_map,
+        _sort_values,
+        K=K,
+        placement=placement,
+        coded=True,
+        partition=range_partition,
+        client=client,
+    )
+    got = [(k, v) for k, values in result.output.items() for v in values]
+    assert got == sorted(records), "per-record TeraSort output is not sorted"
+    messages = bundle_messages(r, True, "unicast")
+    fixed = net["fixed"].get((r, True, "unicast"), 0.0)
     return _record_row(result.record, net["bandwidth"], net["latency"], messages, fixed)
 
 
@@ -401,26 +441,30 @@ def _print_terasort(rows: list[dict], n: int, repeats: int, net: dict) -> None:
         print(" ".join(cells))
 
 
-CASES = [  # name, r, coded, delivery, slow mapper
-    ("coded r=2 unicast", 2, True, "unicast", False),
+CASES = [  # name, r, coded, delivery, slow mapper (None: array parser, no)
+    ("coded r=2 unicast", 2, True, "unicast", None),
+    ("coded r=2, pair parser", 2, True, "unicast", False),
     ("coded r=2, one mapper 5x slow", 2, True, "unicast", True),
-    ("coded r=2 forward", 2, True, "forward", False),
-    ("uncoded r=2 (same placement)", 2, False, "unicast", False),
-    ("coded r=3 unicast", 3, True, "unicast", False),
-    ("coded r=3 forward", 3, True, "forward", False),
-    ("uncoded r=3 (same placement)", 3, False, "unicast", False),
-    ("uncoded r=1", 1, False, "unicast", False),
+    ("coded r=2 forward", 2, True, "forward", None),
+    ("uncoded r=2 (same placement)", 2, False, "unicast", None),
+    ("coded r=3 unicast", 3, True, "unicast", None),
+    ("coded r=3 forward", 3, True, "forward", None),
+    ("uncoded r=3 (same placement)", 3, False, "unicast", None),
+    ("uncoded r=1", 1, False, "unicast", None),
+    ("uncoded r=1, pair parser", 1, False, "unicast", False),
     ("uncoded r=1, one mapper 5x slow", 1, False, "unicast", True),
 ]
+PER_RECORD = {"coded r=2 per-record reduce": 2, "coded r=3 per-record reduce": 3}
 BASELINES = ("dd.sort_values", "dd.shuffle", "dask.bag groupby")
 
 
 def _run_case(client, records, name: str, net: dict, slow: str) -> dict:
     for case, r, coded, delivery, is_slow in CASES:
         if case == name:
-            return terasort_case(
-                client, records, r, coded, delivery, net, slow if is_slow else None
-            )
+            address = None if is_slow is None else (slow if is_slow else "")
+            return terasort_case(client, records, r, coded, delivery, net, address)
+    if name in PER_RECORD:
+        return per_record_case(client, records, PER_RECORD[name], net)
     if name == "dask.bag groupby":
         return bag_case(client, records)
     return dataframe_case(client, records, name.removeprefix("dd."))
@@ -436,10 +480,16 @@ def _summary(rows: list[dict]) -> dict:
     by = {row["scheme"]: row for row in rows}
     out = {
         "straggler_ratio_r2_coded": _ratio(
-            by, "coded r=2, one mapper 5x slow", "coded r=2 unicast", "total_seconds"
+            by,
+            "coded r=2, one mapper 5x slow",
+            "coded r=2, pair parser",
+            "total_seconds",
         ),
         "straggler_ratio_r1_uncoded": _ratio(
-            by, "uncoded r=1, one mapper 5x slow", "uncoded r=1", "total_seconds"
+            by,
+            "uncoded r=1, one mapper 5x slow",
+            "uncoded r=1, pair parser",
+            "total_seconds",
         ),
         "forward_over_unicast_sender_upload_r3": _ratio(
             by, "coded r=3 forward", "coded r=3 unicast", "max_origin_upload_bytes"
@@ -489,7 +539,7 @@ def main() -> None:
     wanted = [w for w in args.only.split(";") if w]
     names = [
         name
-        for name in [c[0] for c in CASES] + list(BASELINES)
+        for name in [c[0] for c in CASES] + list(PER_RECORD) + list(BASELINES)
         if not wanted or any(w in name for w in wanted)
     ]
     records = generate_records(n, rng=SEED)
