@@ -260,7 +260,7 @@ def test_systematic_real_decode_copies_the_systematic_blocks():
 def test_ill_conditioned_decode_warns_with_the_condition_number():
     from coded.codes import PolynomialCode
 
-    code = PolynomialCode(40, 40, 1)
+    code = PolynomialCode(40, 40, 1, construction="monomial")
     A, B = np.ones((40, 2)), np.ones((2, 1))
     pairs = code.encode(A, B)
     with pytest.warns(IllConditionedWarning, match=r"condition number \d"):
