@@ -104,31 +104,6 @@ def emulated(profile: GroupProfile) -> GroupProfile:
     return GroupProfile(N=profile.N // SCALE, a=profile.a, mu=profile.mu)
 
 
-def replay_latency(alloc: Allocation, per_row: np.ndarray) -> float:
-    """Model latency of `alloc` for one draw of per-row times.
-
-    The model is BPCC's, docs/theory/allocation.md#bpcc.
-
-    Batch j of worker i ends at ``j (l_i / b_i) per_row_i + j c_i``; the decoder
-    finishes when the rows received reach m.
-    """
-    finish, rows = [], []
-    for load, b, c, s in zip(
-        alloc.loads.tolist(),
-        alloc.batches.tolist(),
-        alloc.overhead,
-        per_row,
-        strict=True,
-    ):
-        size = load // b
-        if size:
-            finish += [j * (size * s + c) for j in range(1, b + 1)]
-            rows += [size] * b
-    order = np.argsort(finish)
-    received = np.cumsum(np.array(rows)[order])
-    return float(np.array(finish)[order][np.searchsorted(received, alloc.m)])
-
-
 def measure_on_dask(
     profile: WorkerProfile,
     alloc: Allocation,
@@ -158,7 +133,9 @@ def measure_on_dask(
         )
         plan = stragglers.sample(alloc.n, rng=run)
         measured.append(result.stage_seconds["wait"] / time_unit)
-        replayed.append(replay_latency(alloc, plan.seconds_per_row / time_unit))
+        replayed.append(
+            real_cluster.replay_latency(alloc, plan.seconds_per_row / time_unit)
+        )
         seconds.append(result.latency_seconds)
         errors.append(
             np.linalg.norm(result.product - expected) / np.linalg.norm(expected)
