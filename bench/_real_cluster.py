@@ -39,7 +39,7 @@ L_MAX_B = 3 * M_B // N_WORKERS  # (b): a worker holds at most 3x the even share
 TARGET_SECONDS = {False: 3.0, True: 0.4}  # c is then a few percent of a job
 SLOW_SECONDS, SLOW_RUNS = 10.0, 3  # fewer runs of allocations predicted this slow
 # the profile the solvers use in (a): enough tasks for mu within ~10% (1/sqrt(K))
-LONG_PROFILE = {"repeats": 60, "budget_seconds": 12.0}
+LONG_PROFILE = {"repeats": 60, "budget_seconds": 12.0, "timeout": 300.0}
 
 
 def solvers(fit, m: int, l_max: float | None):
