@@ -24,6 +24,8 @@ Usage::
 
     python scripts/search_frames.py                   # targets, then s = 2..4, n <= 64
     python scripts/search_frames.py --only 30,28      # one pair, printed, not stored
+    python scripts/search_frames.py --add 32,28       # one pair, stored if it beats
+                                                      # the rotation embedding
     python scripts/search_frames.py --figures         # recompute the figures table
 """
 
@@ -189,12 +191,33 @@ def figures(max_n: int, systematic_max_s: int, path: Path) -> np.ndarray:
     return np.array(rows)
 
 
+def _add(table: dict, pairs: list[tuple[int, int]], args: argparse.Namespace) -> None:
+    """Search `pairs`; store each frame that beats the rotation embedding."""
+    for n, k in pairs:
+        start = time.perf_counter()
+        H = search(n, k, seed=args.seed)
+        worst = _certify(generators.frame_generator(H), 2).value
+        rotation = _certify(generators.rotation_generator(n, k), 2).value
+        stored = worst < rotation
+        print(
+            f"n={n:2d} k={k:2d}: frame {worst:10.2f} rotation {rotation:10.2f} "
+            f"({time.perf_counter() - start:.1f} s){' stored' if stored else ''}",
+            flush=True,
+        )
+        if stored:
+            table[n, k] = (H, worst)
+            _save(args.out, table, figures_of(args.out))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-n", type=int, default=64)
     parser.add_argument("--max-s", type=int, default=4)
     parser.add_argument("--seed", type=int, default=20261203)
     parser.add_argument("--only", type=str, default=None, help="n,k (not stored)")
+    parser.add_argument(
+        "--add", action="append", default=[], help="n,k (stored if better)"
+    )
     parser.add_argument("--figures", action="store_true")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
@@ -210,6 +233,9 @@ def main() -> None:
         )
         return
     table = _load(args.out)
+    if args.add:
+        _add(table, [tuple(map(int, pair.split(","))) for pair in args.add], args)
+        return
     if args.figures:  # re-certify every stored frame, then the comparison table
         table = {
             key: (H, _certify(generators.frame_generator(H), 2).value)

@@ -634,6 +634,15 @@ def test_default_is_never_worse_than_systematic_for_n_up_to_64_and_s_up_to_3():
         assert recomputed.value == pytest.approx(systematic, rel=1e-9)
 
 
+def test_a_stored_four_erasure_frame_beats_the_rotation_embedding():
+    # the rotation embedding: 2454 (exact; scripts/search_frames.py --add 32,28)
+    code = MDSCode(32, 28)
+    worst = code.worst_condition_number()
+    assert code.construction == "complex-frame"
+    assert worst.exact
+    assert worst.value <= 150
+
+
 def test_conditioning_beyond_the_tables_is_a_flagged_lower_bound():
     worst = MDSCode(64, 48).worst_condition_number(samples=200, starts=1, rng=3)
     assert not worst.exact
