@@ -1,9 +1,9 @@
 r"""Execute the unified scheme's coded map tasks on Dask (linear map functions).
 
 The client encodes the ``N`` data files into ``N K / q`` coded files by a real MDS
-code and places them by Li's placement (:func:`mapreduce._straggling.
-straggling_placement`); each node maps all its coded files in one task; when ``q``
-nodes are done the rest are cancelled cooperatively; the shuffle planned among
+code placed by Li's placement (:func:`mapreduce._straggling.encode_files`); each
+node maps all its coded files in one task; when ``q`` nodes are done the rest are
+cancelled cooperatively; the shuffle planned among
 those ``q`` (:func:`mapreduce._straggling.plan_finishers`) runs as in
 ``mapreduce._runtime``; each finisher decodes its reduce functions' ``N`` values
 from the ``N`` coded values it then holds, and reduces
@@ -27,7 +27,7 @@ from mapreduce._placement import Placement
 from mapreduce._plan import ShufflePlan
 from mapreduce._records import MapReduceRecord, MapReduceResult, plan_record_fields
 from mapreduce._runtime import Values, _Job, _raise_failure
-from mapreduce._straggling import plan_finishers, straggling_placement
+from mapreduce._straggling import encode_files, plan_finishers
 
 __all__ = ["execute_coded_maps"]
 
@@ -103,16 +103,6 @@ def _decode_reduce(
 
 
 # ----------------------------------------------------------------- client side
-
-
-def mds_generator(n: int, N: int) -> np.ndarray:
-    """Return the real ``(n, N)`` MDS generator of the coded files (any N rows decode).
-
-    Seeded and, where tabulated, the best-conditioned one we have (``MDSCode``).
-    """
-    from coded.codes._generators import real_generator
-
-    return real_generator(n, N, systematic=False)
 
 
 class _LinearJob(_Job):
@@ -271,10 +261,7 @@ def execute_coded_maps(
     MapReduceResult
         ``output`` maps reduce function ``j`` to ``reduce_fn(j, values)``.
     """
-    coded, N = straggling_placement(K, r, q, files=len(files))
-    generator = mds_generator(coded.N, N)
-    data = np.stack([*files, *[np.zeros_like(files[0])] * (N - len(files))])
-    coded_files = list(np.tensordot(generator, data, axes=1))
+    coded, N, generator, coded_files = encode_files(files, K, r, q)
     options = {"slack": 0.0, "combine_fn": None, "output": "dict", **options}
     with client_for_call(client, None, K) as dask:
         job = _LinearJob(dask, coded, options)

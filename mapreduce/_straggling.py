@@ -13,6 +13,8 @@ import math
 from collections.abc import Iterable
 from fractions import Fraction
 
+import numpy as np
+
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import ShufflePlan, _plan_coded, verify_plan
 from theory import straggling_levels
@@ -67,6 +69,35 @@ def straggling_placement(
     least = math.comb(K, r) * b * q // K
     coded = place_li(K, r, N=math.comb(K, r) * b * -(-files // least))
     return coded, coded.N * q // K
+
+
+def encode_files(
+    files: list[np.ndarray], K: int, r: int, q: int
+) -> tuple[Placement, int, np.ndarray, list[np.ndarray]]:
+    r"""Pad `files` to ``N`` and encode them into the scheme's ``N K / q`` coded files.
+
+    Coded file ``c`` is :math:`\sum_f G_{cf} W_f` for the real ``(N K / q, N)`` MDS
+    generator ``G`` (seeded; the best-conditioned one ``MDSCode`` has), so any
+    ``N`` of them determine the data files.
+
+    Returns
+    -------
+    (Placement, int, numpy.ndarray, list of numpy.ndarray)
+        The placement of the coded files and ``N`` (:func:`straggling_placement`),
+        ``G`` and the coded files.
+
+    Examples
+    --------
+    >>> coded, N, G, coded_files = encode_files([np.ones(2)] * 5, 4, 2, 3)
+    >>> G.shape, len(coded_files), np.allclose(coded_files[0], G[0, :5].sum())
+    ((24, 18), 24, True)
+    """
+    from coded.codes._generators import real_generator
+
+    coded, N = straggling_placement(K, r, q, files=len(files))
+    generator = real_generator(coded.N, N, systematic=False)
+    data = np.stack([*files, *[np.zeros_like(files[0])] * (N - len(files))])
+    return coded, N, generator, list(np.tensordot(generator, data, axes=1))
 
 
 def plan_finishers(
