@@ -9,14 +9,16 @@ Part of ``bench/allocation.py`` (issue 15). Two settings:
 (b) no injection: the workers' natural speeds.
 
 In each, ``profile_workers`` fits ``(c, a, mu)``. In (a) twice: a fast profile
-(8 tasks a load, the default one-second budget a worker), timed and compared
-with the injected model, and a long one (`LONG_PROFILE`: the ~100 tasks a
-worker that 10% on ``mu`` needs, since its standard error is ``mu / sqrt(K)``),
-also compared, which the solvers use. In (b) the workers may hold at most
-`L_MAX_B` rows (``l_max``). Every solver is given the *fitted* profile; each
-allocation runs `runs` times (the same seeds for every solver) and its median
-measured submit-to-decodable time (``stage_seconds["wait"]``) is printed next to
-its prediction (``MatmulResult.predicted_seconds``).
+(`FAST_PROFILE`, repeated five times for medians), timed and compared with the
+injected model, and a long one (`LONG_PROFILE`: the ~600 kernels a worker that
+puts the standard error of ``mu``, ``mu / sqrt(K)``, near 4%), also compared,
+which the solvers use. The injected per-task cost is compared net of the natural
+one, measured by a profile with the per-task wait alone injected. In (b) the
+workers may hold at most `L_MAX_B` rows (``l_max``). Every solver is given the
+*fitted* profile; the allocations run interleaved, `runs` times each (the same
+seeds for every solver), and each one's median measured submit-to-decodable time
+(``stage_seconds["wait"]``) is printed next to its prediction
+(``MatmulResult.predicted_seconds``) and the simulated median.
 """
 
 from __future__ import annotations
@@ -33,13 +35,16 @@ STRONG = theory.WorkerProfile(
     a=[0.05] * 2 + [1.0] * 6, mu=[20.0] * 2 + [0.2] * 6, c=[0.0] * 8
 )
 INJECTED_C_SECONDS = 0.05  # per-task cost injected in (a), on top of the natural one
-M_A, D_A = 4000, 100
+M_A, D_A = 100_000, 100  # short rows, so that a profile's kernels can be many
 M_B, D_B = 100_000, 250
 L_MAX_B = 3 * M_B // N_WORKERS  # (b): a worker holds at most 3x the even share
 TARGET_SECONDS = {False: 3.0, True: 0.4}  # c is then a few percent of a job
-SLOW_SECONDS, SLOW_RUNS = 10.0, 3  # fewer runs of allocations predicted this slow
-# the profile the solvers use in (a): enough tasks for mu within ~10% (1/sqrt(K))
-LONG_PROFILE = {"repeats": 60, "budget_seconds": 12.0, "timeout": 300.0}
+SLOW_SECONDS, SLOW_RUNS = 10.0, 7  # fewer runs of allocations predicted this slow
+# (a): the fast profile (repeated, to report medians) and the long one the
+# solvers use; mu's standard error is mu / sqrt(K) over K = 2 repeats kernels
+FAST_PROFILE = {"repeats": 60, "pings": 6, "budget_seconds": 0.9}
+LONG_PROFILE = {"repeats": 300, "budget_seconds": 12.0, "timeout": 300.0}
+NATURAL_PROFILE = {"repeats": 8, "pings": 16}  # (b)
 
 
 def solvers(fit, m: int, l_max: float | None):
@@ -100,76 +105,108 @@ def replay_latency(alloc, per_row: np.ndarray, overhead=None) -> float:
     return float(np.array(finish)[order][np.searchsorted(received, alloc.m)])
 
 
+def _call(A, x, alloc, client, stragglers, run: int) -> dict:
+    result = coded.coded_matmul(
+        A, x, allocation=alloc, client=client, stragglers=stragglers, rng=run
+    )
+    return {
+        "wait": result.stage_seconds["wait"],
+        "total": result.latency_seconds,
+        "encode": result.stage_seconds["encode"],
+        "decode": result.stage_seconds["decode"],
+        "product": result.product,
+    }
+
+
 def run_setting(
     client, fit, *, m, d, stragglers, runs, l_max=None, reference=None
 ) -> dict:
+    """Solve every allocation on `fit`, run them interleaved, compare with the model.
+
+    Run ``r`` calls every solver once in turn (seed ``r``: the same injected
+    draws for every solver), so that a drift of the machine over the runs
+    touches every solver alike; allocations predicted to take longer than
+    `SLOW_SECONDS` stop after `SLOW_RUNS` runs. Without injection one warm-up
+    call per solver comes first and is not counted.
+    """
     rng = np.random.default_rng(0)
     A, x = rng.standard_normal((m, d)), rng.standard_normal(d)
     expected = A @ x
-    rows = {}
+    allocs, solve_seconds = {}, {}
     for name, solve in solvers(fit, m, l_max).items():
         began = time.perf_counter()
-        alloc = solve()
-        solve_seconds = time.perf_counter() - began
-        waits, totals, encodes, decodes, errors, replays = [], [], [], [], [], []
-        slow = alloc.expected_latency > SLOW_SECONDS
-        for run in range(min(runs, SLOW_RUNS) if slow else runs):
-            result = coded.coded_matmul(
-                A, x, allocation=alloc, client=client, stragglers=stragglers, rng=run
-            )
-            waits.append(result.stage_seconds["wait"])
-            if reference is not None:  # the model on this run's own draws
-                plan = stragglers.sample(alloc.n, rng=run)
-                replays.append(replay_latency(alloc, plan.seconds_per_row, reference.c))
-            totals.append(result.latency_seconds)
-            encodes.append(result.stage_seconds["encode"])
-            decodes.append(result.stage_seconds["decode"])
-            errors.append(
-                float(
-                    np.linalg.norm(result.product - expected) / np.linalg.norm(expected)
-                )
-            )
-        model = fit.profile.per_block(alloc.block_rows)
-        simulated = theory.simulate_latency(
-            model,
+        allocs[name] = solve()
+        solve_seconds[name] = time.perf_counter() - began
+    wanted = {
+        name: min(runs, SLOW_RUNS) if alloc.expected_latency > SLOW_SECONDS else runs
+        for name, alloc in allocs.items()
+    }
+    if stragglers is None:
+        for alloc in allocs.values():
+            _call(A, x, alloc, client, None, runs)
+    calls = {name: [] for name in allocs}
+    for run in range(runs):
+        for name, alloc in allocs.items():
+            if run < wanted[name]:
+                calls[name].append(_call(A, x, alloc, client, stragglers, run))
+    return {
+        name: _summary(allocs[name], calls[name], fit, stragglers, reference, expected)
+        | {"solve_seconds": solve_seconds[name]}
+        for name in allocs
+    }
+
+
+def _summary(alloc, calls, fit, stragglers, reference, expected) -> dict:
+    """Measured against predicted (and replayed on each run's own draws)."""
+    waits = [call["wait"] for call in calls]
+    replays = []
+    if reference is not None:  # the model on each run's own draws
+        for run in range(len(calls)):
+            plan = stragglers.sample(alloc.n, rng=run)
+            replays.append(replay_latency(alloc, plan.seconds_per_row, reference.c))
+    model = fit.profile.per_block(alloc.block_rows)
+    simulated = theory.simulate_latency(
+        model,
+        alloc.loads // alloc.block_rows,
+        m=alloc.blocks,
+        batches=alloc.batches,
+        overhead=alloc.overhead,
+        trials=20_000,
+        rng=0,
+    )
+    errors = [
+        float(np.linalg.norm(call["product"] - expected) / np.linalg.norm(expected))
+        for call in calls
+    ]
+    return {
+        "predicted_seconds": alloc.expected_latency,
+        "predicted_median_seconds": simulated.quantiles[0.5],
+        "measured_wait_mean": float(np.mean(waits)),
+        "measured_wait_stderr": float(np.std(waits, ddof=1) / np.sqrt(len(waits))),
+        "median_vs_predicted_median": float(np.median(waits))
+        / simulated.quantiles[0.5],
+        "mean_vs_predicted": float(np.mean(waits)) / alloc.expected_latency,
+        "reference_predicted_seconds": None
+        if reference is None
+        else theory.expected_allocation_latency(
+            reference.per_block(alloc.block_rows),
             alloc.loads // alloc.block_rows,
             m=alloc.blocks,
             batches=alloc.batches,
-            overhead=alloc.overhead,
-            trials=20_000,
-            rng=0,
-        )
-        rows[name] = {
-            "predicted_seconds": alloc.expected_latency,
-            "predicted_median_seconds": simulated.quantiles[0.5],
-            "measured_wait_mean": float(np.mean(waits)),
-            "measured_wait_stderr": float(np.std(waits, ddof=1) / np.sqrt(len(waits))),
-            "median_vs_predicted_median": float(np.median(waits))
-            / simulated.quantiles[0.5],
-            "mean_vs_predicted": float(np.mean(waits)) / alloc.expected_latency,
-            "reference_predicted_seconds": None
-            if reference is None
-            else theory.expected_allocation_latency(
-                reference.per_block(alloc.block_rows),
-                alloc.loads // alloc.block_rows,
-                m=alloc.blocks,
-                batches=alloc.batches,
-            ),
-            "measured_wait_median": float(np.median(waits)),
-            "measured_vs_replayed_median": float(np.median(np.divide(waits, replays)))
-            if replays
-            else None,
-            "measured_wait_runs": waits,
-            "measured_total_median": float(np.median(totals)),
-            "encode_median": float(np.median(encodes)),
-            "decode_median": float(np.median(decodes)),
-            "solve_seconds": solve_seconds,
-            "loads": alloc.loads.tolist(),
-            "batches": alloc.batches.tolist(),
-            "block_rows": alloc.block_rows,
-            "max_relative_error": max(errors),
-        }
-    return rows
+        ),
+        "measured_wait_median": float(np.median(waits)),
+        "measured_vs_replayed_median": float(np.median(np.divide(waits, replays)))
+        if replays
+        else None,
+        "measured_wait_runs": waits,
+        "measured_total_median": float(np.median([c["total"] for c in calls])),
+        "encode_median": float(np.median([c["encode"] for c in calls])),
+        "decode_median": float(np.median([c["decode"] for c in calls])),
+        "loads": alloc.loads.tolist(),
+        "batches": alloc.batches.tolist(),
+        "block_rows": alloc.block_rows,
+        "max_relative_error": max(errors),
+    }
 
 
 def block_rounding_loss(fit, m: int) -> dict:
@@ -191,7 +228,7 @@ def block_rounding_loss(fit, m: int) -> dict:
     return out
 
 
-def accuracy(fit, truth, natural_c: float) -> dict:
+def accuracy(fit, truth, natural_c: np.ndarray) -> dict:
     """Fitted over injected (c net of the natural per-task cost), per worker."""
     return {
         "c_minus_natural": ((fit.profile.c - natural_c) / truth.c).tolist(),
@@ -205,10 +242,8 @@ def measure(quick: bool) -> dict:
     report = {}
     with coded.LocalCodedCluster(n_workers=N_WORKERS) as cluster:
         client = cluster.client
-        natural, natural_seconds = profile(
-            client, None, (L_MAX_B // 8, L_MAX_B), D_B, repeats=8
-        )
-        natural_c = float(np.median(natural.profile.c))
+        # a throwaway profile first: the first tasks of a fresh cluster are slower
+        profile(client, None, (1, 2), 8, repeats=2, budget_seconds=0.05)
         # (a) the strong injected profile, in seconds through one conversion
         unit = TARGET_SECONDS[quick] / theory.hcmm_latency(STRONG, M_A)
         model = theory.WorkerProfile(
@@ -216,9 +251,20 @@ def measure(quick: bool) -> dict:
         )
         spec = coded.Stragglers(profile=model, time_unit=unit)
         truth = spec.profile_seconds
-        loads_a = (M_A // 40, M_A // 8)
-        fast_a, fast_seconds = profile(client, spec, loads_a, D_A, repeats=8)
-        fit_a, seconds_a = profile(client, spec, loads_a, D_A, **LONG_PROFILE)
+        loads_a = (M_A // 16, M_A // 8)
+        # the natural per-task cost as the pings of (a) pay it: the same injected
+        # wait on the worker, no injected kernels
+        only_c = coded.Stragglers(
+            delays=dict.fromkeys(range(N_WORKERS), INJECTED_C_SECONDS)
+        )
+        plain, _ = profile(client, only_c, loads_a, D_A, **FAST_PROFILE)
+        natural_c = plain.profile.c - INJECTED_C_SECONDS
+        fast = [
+            profile(client, spec, loads_a, D_A, **FAST_PROFILE)
+            for _ in range(1 if quick else 5)
+        ]
+        long = FAST_PROFILE if quick else LONG_PROFILE
+        fit_a, seconds_a = profile(client, spec, loads_a, D_A, **long)
         report["a_strong_injected"] = {
             "m": M_A,
             "d": D_A,
@@ -228,9 +274,11 @@ def measure(quick: bool) -> dict:
                 "a": truth.a.tolist(),
                 "mu": truth.mu.tolist(),
             },
-            "natural_c_median": natural_c,
-            "fast_fit": fit_summary(fast_a, fast_seconds),
-            "fast_fit_vs_injected": accuracy(fast_a, truth, natural_c),
+            "natural_c": natural_c.tolist(),
+            "fast_fits": [fit_summary(fit, seconds) for fit, seconds in fast],
+            "fast_fits_vs_injected": [
+                accuracy(fit, truth, natural_c) for fit, _ in fast
+            ],
             "fit": fit_summary(fit_a, seconds_a),
             "fit_vs_injected": accuracy(fit_a, truth, natural_c),
             "rows": run_setting(
@@ -248,6 +296,9 @@ def measure(quick: bool) -> dict:
             "block_rounding": block_rounding_loss(fit_a, M_A),
         }
         # (b) no injection: natural speeds, memory cap L_MAX_B rows a worker
+        natural, natural_seconds = profile(
+            client, None, (L_MAX_B // 3, L_MAX_B), D_B, **NATURAL_PROFILE
+        )
         report["b_natural"] = {
             "m": M_B,
             "d": D_B,
@@ -264,6 +315,11 @@ def measure(quick: bool) -> dict:
             ),
         }
     return report
+
+
+def worst_error(ratios: list[float]) -> float:
+    """The largest relative error over the workers, ``max |fitted / true - 1|``."""
+    return float(np.max(np.abs(np.array(ratios) - 1.0)))
 
 
 def targets(report: dict) -> dict:
@@ -297,17 +353,20 @@ def targets(report: dict) -> dict:
     out["a: hcmm / bpcc (measured medians, >= 1.25)"] = (
         a_rows["hcmm"]["measured_wait_median"] / a_rows["bpcc"]["measured_wait_median"]
     )
-    out["a: profiling seconds, fast profile (<= 2)"] = report["a_strong_injected"][
-        "fast_fit"
-    ]["profiling_seconds"]
-    out["a: profiling seconds, long profile"] = report["a_strong_injected"]["fit"][
-        "profiling_seconds"
-    ]
-    for name in ("fast_fit_vs_injected", "fit_vs_injected"):
-        vs = report["a_strong_injected"][name]
-        for key in ("c_minus_natural", "a", "mu"):
-            worst = float(np.max(np.abs(np.array(vs[key]) - 1.0)))
-            out[f"a: {name} {key}: max |fitted / injected - 1| (<= 0.1)"] = worst
+    result = report["a_strong_injected"]
+    fast = result["fast_fits"]
+    out["a: profiling seconds, fast profile (<= 2; median of 5)"] = float(
+        np.median([fit["profiling_seconds"] for fit in fast])
+    )
+    out["a: profiling seconds, long profile"] = result["fit"]["profiling_seconds"]
+    for key in ("c_minus_natural", "a", "mu"):
+        worst = [worst_error(vs[key]) for vs in result["fast_fits_vs_injected"]]
+        out[
+            f"a: fast profile {key}: max |fitted / injected - 1| (<= 0.1; median of 5)"
+        ] = float(np.median(worst))
+        out[f"a: long profile {key}: max |fitted / injected - 1| (<= 0.1)"] = (
+            worst_error(result["fit_vs_injected"][key])
+        )
     out["b: profiling seconds (<= 2)"] = report["b_natural"]["fit"]["profiling_seconds"]
     return out
 
@@ -320,12 +379,13 @@ def print_report(report: dict) -> None:
             f"{fit['profiling_seconds']:.2f} s, fitted c (s) "
             f"{np.round(fit['c'], 4).tolist()}, poor fits {sum(fit['poor_fit'])}"
         )
-        for name in ("fast_fit_vs_injected", "fit_vs_injected"):
-            if name not in result:
-                continue
-            vs = result[name]
-            seconds = result[name.replace("_vs_injected", "")]["profiling_seconds"]
-            print(f"  {name} (profiling {seconds:.2f} s):")
+        if "fit_vs_injected" in result:
+            summaries = [*result["fast_fits"], fit]
+            errors = [*result["fast_fits_vs_injected"], result["fit_vs_injected"]]
+        else:
+            summaries = errors = []
+        for summary, vs in zip(summaries, errors, strict=True):
+            print(f"  profile of {summary['profiling_seconds']:.2f} s:")
             print(f"    fitted / injected a: {np.round(vs['a'], 2).tolist()}")
             print(f"    fitted / injected mu: {np.round(vs['mu'], 2).tolist()}")
             print(

@@ -29,6 +29,7 @@ __all__ = ["profile_workers"]
 
 _RAMP = 4  # the probe load grows by this factor until a probe is slow enough
 _MAX_PROBES = 12
+_CONFIRM = 6  # repeats of the last probe
 
 
 def _check_loads(loads: object) -> tuple[int, ...]:
@@ -43,10 +44,6 @@ def _check_loads(loads: object) -> tuple[int, ...]:
             f"per-task cost c from the per-row cost a), got {list(values)}."
         )
     return tuple(sorted(set(values)))
-
-
-def _ping() -> None:
-    """Do nothing: the round trip of this task is the per-task cost."""
 
 
 def _scaled_loads(
@@ -66,40 +63,63 @@ def _scaled_loads(
     return tuple(scaled)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Injected:
+    """One worker's injected delays (seconds).
+
+    ``per_row`` holds a draw per timed kernel (the probes use the last ones);
+    every ping waits out ``per_task`` and ``extra``, as every task of a coded
+    product does.
+    """
+
+    per_task: float
+    per_row: np.ndarray
+    extra: float
+
+
+def _ping(injected: _Injected, call_id: str) -> None:
+    """Wait out the injected per-task cost: the round trip is the per-task cost."""
+    _finish_fault(
+        TaskFault(duration_seconds=injected.per_task, extra_seconds=injected.extra),
+        call_id,
+        0.0,
+    )
+
+
 def _calibrate(
     d: int,
     loads: tuple[int, ...],
     repeats: int,
     target_seconds: float,
-    seconds_per_task: float,
-    seconds_per_row: np.ndarray,
-    extra_seconds: float,
+    per_row: np.ndarray,
     call_id: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run on a worker: time its kernel at each load; return (rows, seconds).
 
-    A ramp of probes (1, 4, 16, ... rows, untimed for the fit) finds the fixed
-    and the per-row time of a task; the loads are scaled down if their tasks
-    would take longer than `target_seconds` on average. Task ``j`` applies the
-    injected duration ``seconds_per_task + rows * seconds_per_row[j]`` (its
-    ``j``-th draw; the probes use the last ones) plus `extra_seconds`.
+    A ramp of probes (1, 4, 16, ... rows, untimed for the fit; the last one
+    repeated) finds the fixed and the per-row time of a kernel; the loads are
+    scaled down if a kernel would take longer than `target_seconds` on average.
+    Timed kernel ``j`` waits out the injected ``rows * per_row[j]`` (the probes
+    use the last draws).
     """
     left, x = np.ones((max(loads), d)), np.ones(d)  # the values do not matter
+    start = 0  # each kernel reads the rows after the last one's, as a batch reads
+    # its own share: rows still in cache from the previous kernel would be faster
 
     def timed(rows: int, draw: int) -> float:
+        nonlocal start
+        start = 0 if start + rows > len(left) else start
         began = time.perf_counter()
-        multiply_real(left[:rows], x)
-        fault = TaskFault(
-            duration_seconds=seconds_per_task + rows * seconds_per_row[draw],
-            extra_seconds=extra_seconds,
-        )
+        multiply_real(left[start : start + rows], x)
+        start += rows
+        fault = TaskFault(duration_seconds=rows * per_row[draw])
         _finish_fault(fault, call_id, time.perf_counter() - began)
         return time.perf_counter() - began
 
-    draws = iter(range(len(seconds_per_row) - 1, -1, -1))  # probes: the last draws
+    draws = iter(range(len(per_row) - 1, -1, -1))  # probes: the last draws
 
-    def probe(rows: int) -> float:  # the mean of two draws of the random part
-        return (timed(rows, next(draws)) + timed(rows, next(draws))) / 2.0
+    def probe(rows: int, count: int = 2) -> float:  # a mean over the random part
+        return sum(timed(rows, next(draws)) for _ in range(count)) / count
 
     first = probe(1)
     rows, seconds = 1, first
@@ -108,14 +128,24 @@ def _calibrate(
             break
         rows = min(_RAMP * rows, max(loads))
         seconds = probe(rows)
+    # the last probe again: two short draws must not make the loads too large
+    seconds = (2 * seconds + _CONFIRM * probe(rows, _CONFIRM)) / (2 + _CONFIRM)
     row_seconds = max(seconds - first, 0.0) / max(rows - 1, 1)
-    plan = _scaled_loads(loads, first, row_seconds, target_seconds)
+    fixed = max(first - row_seconds, 0.0)  # the one-row probe's row is not fixed
+    plan = _scaled_loads(loads, fixed, row_seconds, target_seconds)
     schedule = np.array(plan * repeats)
     times = np.array([timed(int(r), j) for j, r in enumerate(schedule)])
     return schedule.astype(np.float64), times
 
 
-def _round_trips(client, addresses, pings, call_id, deadline) -> np.ndarray:
+def _round_trips(
+    client: Any,
+    addresses: list[str],
+    injected: list[_Injected],
+    pings: int,
+    call_id: str,
+    deadline: float,
+) -> np.ndarray:
     """Seconds from submitting an empty pinned task to its result, per worker.
 
     Each worker's pings form an independent chain (the next is submitted when
@@ -129,6 +159,8 @@ def _round_trips(client, addresses, pings, call_id, deadline) -> np.ndarray:
     def send(i: int, j: int) -> Any:
         future = client.submit(
             _ping,
+            injected[i],
+            call_id,
             key=f"coded-{call_id}-calibrate-ping-{i}-{j}",
             workers=[addresses[i]],
             allow_other_workers=False,
@@ -175,13 +207,13 @@ def profile_workers(
        batch of a coded product pays besides computing.
     2. *Kernel.* One task per worker builds a ``max(loads) x d`` matrix and
        times, on the worker's clock, the kernel of a coded product's batch
-       (rows ``[0, l)`` times a vector) `repeats` times at each load, with the
-       injected duration of `stragglers` if given. A short ramp of probes first
-       scales the loads down, for this worker only, if its tasks would take more
-       than `budget_seconds` in all (a slow worker is timed on fewer rows).
+       (rows ``[0, l)`` times a vector) `repeats` times at each load, in turns.
+       A short ramp of probes first scales the loads down, for this worker
+       only, if its kernels would take more than `budget_seconds` in all (a slow
+       worker is timed on fewer rows).
 
-    Each worker's times are its kernel times plus its mean round trip; the fit
-    (`allocation.fit_profile`) gives ``c_i`` (round trip plus the kernel's fixed
+    Each worker's kernel times plus its mean round trip go to
+    `allocation.fit_profile`: ``c_i`` (round trip plus the kernel's fixed
     cost), ``a_i`` and ``mu_i`` in seconds, with standard errors (the round
     trip's own standard error is added to ``c_i``'s in quadrature).
 
@@ -192,23 +224,28 @@ def profile_workers(
     n : int, optional
         Profile the first `n` workers (sorted by address; default all).
     loads : sequence of int
-        Rows per timed task, at least two distinct values (e.g. the smallest
+        Rows per timed kernel, at least two distinct values (e.g. the smallest
         and largest batch you expect); the largest a worker is timed at.
     d : int
         Columns of the calibration matrix, ``>= 1``.
     repeats : int
-        Timed tasks per worker and load, ``>= 2``.
+        Timed kernels per worker and load, ``>= 2``. The standard error of
+        ``mu_i`` is about ``mu_i / sqrt(K)`` over the ``K = repeats * len(loads)``
+        kernels, whatever their length: 10% needs about 100.
     pings : int
         Timed empty tasks per worker, ``>= 2``.
     budget_seconds : float
-        Seconds a worker's timed tasks may take in all, ``> 0`` (the loads of a
-        slower worker are scaled down to fit; the probes add up to about a
-        third more). A worker whose fixed per-task cost alone exceeds its share
-        of the budget overruns it: the rows' part of its tasks is then made as
+        Seconds a worker's timed kernels may take in all, ``> 0`` (the loads of
+        a slower worker are scaled down to fit; the probes add up to about a
+        third more). A worker whose fixed kernel cost alone exceeds its share of
+        the budget overruns it: the rows' part of its kernels is then made as
         long as the fixed part, so that ``a`` stays measurable.
     stragglers : Stragglers, optional
-        Injected model applied to the timed tasks (a fresh draw per task, delays
-        only: no failure or death), so that the estimate can be checked against it.
+        Injected model applied to the calibration (delays only: no failure or
+        death), so that the estimate can be checked against it: every ping
+        waits out the per-task cost ``c`` and extra delay, as every task of a
+        coded product does, and every timed kernel of ``l`` rows ``l`` times a
+        fresh draw of the per-row time.
     rng : Generator, SeedSequence, int or None
         Draws the injected delays.
     timeout : float
@@ -255,15 +292,13 @@ def profile_workers(
     )
     timeout = check_real(timeout, "timeout", min_value=0.0, strict_min=True)
     addresses = worker_addresses(client, None if n is None else check_int(n, "n"))
-    generator = as_generator(rng)
-    n = len(addresses)
-    draws = repeats * len(loads) + 2 * (_MAX_PROBES + 1)
-    per_task, per_row, extra = _injected(stragglers, n, draws, generator)
+    draws = repeats * len(loads) + 2 * (_MAX_PROBES + 1) + _CONFIRM
+    injected = _injected(stragglers, len(addresses), draws, as_generator(rng))
     deadline = time.perf_counter() + timeout
     call_id = new_call_id()
     target = budget / (repeats * len(loads))
     try:
-        trips = _round_trips(client, addresses, pings, call_id, deadline)
+        trips = _round_trips(client, addresses, injected, pings, call_id, deadline)
         tasks = [
             client.submit(
                 _calibrate,
@@ -271,9 +306,7 @@ def profile_workers(
                 loads,
                 repeats,
                 target,
-                float(per_task[i]),
-                per_row[i],
-                float(extra[i]),
+                injected[i].per_row,
                 call_id,
                 key=f"coded-{call_id}-calibrate-{i}",
                 workers=[address],
@@ -284,17 +317,17 @@ def profile_workers(
         try:
             wait(tasks, timeout=max(deadline - time.perf_counter(), 0.0))
             results = [task.result() for task in tasks]
-        except BaseException:  # wake the injected waits, so the workers free up
-            client.run(
-                signal_cancel, call_id, workers=addresses, wait=False, on_error="ignore"
-            )
-            raise
         finally:
             forget(client, tasks)
-    except TimeoutError as exc:
-        raise TimeoutError(
-            f"calibration: workers did not answer within timeout={timeout} s."
-        ) from exc
+    except BaseException as exc:  # wake the injected waits, so the workers free up
+        client.run(
+            signal_cancel, call_id, workers=addresses, wait=False, on_error="ignore"
+        )
+        if isinstance(exc, TimeoutError):
+            raise TimeoutError(
+                f"calibration: workers did not answer within timeout={timeout} s."
+            ) from exc
+        raise
     trip = trips.mean(axis=1)
     fit = fit_profile(
         np.array([rows for rows, _ in results]),
@@ -306,10 +339,16 @@ def profile_workers(
 
 def _injected(
     stragglers: Stragglers | None, n: int, draws: int, generator: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-task seconds, per-row seconds (one draw per task) and extra delays."""
+) -> list[_Injected]:
+    """Each worker's injected seconds per task and per row, and extra delay."""
     if stragglers is None:
-        return np.zeros(n), np.zeros((n, draws)), np.zeros(n)
+        return [_Injected(0.0, np.zeros(draws), 0.0)] * n
     plans = [stragglers.sample(n, rng=generator) for _ in range(draws)]
     per_row = np.column_stack([plan.seconds_per_row for plan in plans])
-    return plans[0].seconds_per_task, per_row, plans[0].extra_seconds
+    first = plans[0]
+    return [
+        _Injected(
+            float(first.seconds_per_task[i]), per_row[i], float(first.extra_seconds[i])
+        )
+        for i in range(n)
+    ]
