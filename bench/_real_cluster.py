@@ -9,11 +9,15 @@ Part of ``bench/allocation.py`` (issue 15). Two settings:
 (b) no injection: the workers' natural speeds.
 
 In each, ``profile_workers`` fits ``(c, a, mu)``. In (a) twice: a fast profile
-(`FAST_PROFILE`, repeated five times for medians), timed and compared with the
-injected model, and a long one (`LONG_PROFILE`: the ~600 kernels a worker that
-puts the standard error of ``mu``, ``mu / sqrt(K)``, near 4%), also compared,
-which the solvers use. The injected per-task cost is compared net of the natural
-one, measured by a profile with the per-task wait alone injected. In (b) the
+(`FAST_PROFILE`, five times with different seeds for medians), timed and
+compared with the injected model, and a long one (`LONG_PROFILE`: the ~600
+kernels a worker that puts the standard error of ``mu``, ``mu / sqrt(K)``, near
+4%), also compared, which the solvers use. Each profile's design is also fitted
+on exact times (`statistical_floor`): what it reaches without the machine's
+noise. The injected per-task cost is compared net of the natural one, measured
+by a profile with the per-task wait alone injected, before and after the fast
+profiles (how far it moves between them bounds how well ``c`` can be checked
+at all). In (b) the
 workers may hold at most `L_MAX_B` rows (``l_max``). Every solver is given the
 *fitted* profile; the allocations run interleaved, `runs` times each (the same
 seeds for every solver), and each one's median measured submit-to-decodable time
@@ -45,6 +49,7 @@ SLOW_SECONDS, SLOW_RUNS = 10.0, 7  # fewer runs of allocations predicted this sl
 FAST_PROFILE = {"repeats": 60, "pings": 6, "budget_seconds": 0.9}
 LONG_PROFILE = {"repeats": 300, "budget_seconds": 12.0, "timeout": 300.0}
 NATURAL_PROFILE = {"repeats": 8, "pings": 16}  # (b)
+FLOOR_SEEDS = 200  # simulated profiles per statistical floor
 
 
 def solvers(fit, m: int, l_max: float | None):
@@ -61,10 +66,12 @@ def solvers(fit, m: int, l_max: float | None):
     }
 
 
-def profile(client, stragglers, loads, d, **options) -> tuple[object, float]:
+def profile(
+    client, stragglers, loads, d, rng: int = 1, **options
+) -> tuple[object, float]:
     began = time.perf_counter()
     fit = coded.runtime.profile_workers(
-        client, loads=loads, d=d, stragglers=stragglers, rng=1, **options
+        client, loads=loads, d=d, stragglers=stragglers, rng=rng, **options
     )
     return fit, time.perf_counter() - began
 
@@ -237,6 +244,32 @@ def accuracy(fit, truth, natural_c: np.ndarray) -> dict:
     }
 
 
+def statistical_floor(fit, truth, seeds: int = FLOOR_SEEDS) -> dict:
+    """What `fit`'s design reaches on exact times: no timer, no scheduler.
+
+    Each worker's kernels at the loads `fit` timed them at, their times drawn
+    from the injected ``(a, mu)`` alone (``t = l (a + X / mu)``), fitted by
+    ``fit_profile`` as the profile fits its measured ones, `seeds` times: the
+    median worst error over the workers and the share of seeds whose every
+    worker is within 10%.
+    """
+    rng = np.random.default_rng(0)
+    a, mu = truth.a[:, None], truth.mu[:, None]
+    worst = {"a": [], "mu": []}
+    for _ in range(seeds):
+        times = fit.loads * (a + rng.exponential(size=fit.loads.shape) / mu)
+        estimate = allocation.fit_profile(fit.loads, times).profile
+        worst["a"].append(worst_error(estimate.a / truth.a))
+        worst["mu"].append(worst_error(estimate.mu / truth.mu))
+    return {
+        key: {
+            "median_worst_error": float(np.median(errors)),
+            "share_within_10pct": float(np.mean(np.array(errors) <= 0.1)),
+        }
+        for key, errors in worst.items()
+    }
+
+
 def measure(quick: bool) -> dict:
     runs = 3 if quick else 11
     report = {}
@@ -257,12 +290,16 @@ def measure(quick: bool) -> dict:
         only_c = coded.Stragglers(
             delays=dict.fromkeys(range(N_WORKERS), INJECTED_C_SECONDS)
         )
-        plain, _ = profile(client, only_c, loads_a, D_A, **FAST_PROFILE)
-        natural_c = plain.profile.c - INJECTED_C_SECONDS
+        # twice, before and after the fast profiles: how far it moves between
+        # two identical profiles bounds how well c can be checked at all
+        plain = [profile(client, only_c, loads_a, D_A, **FAST_PROFILE)[0]]
         fast = [
-            profile(client, spec, loads_a, D_A, **FAST_PROFILE)
-            for _ in range(1 if quick else 5)
+            profile(client, spec, loads_a, D_A, rng=seed, **FAST_PROFILE)
+            for seed in range(1, 2 if quick else 6)
         ]
+        plain.append(profile(client, only_c, loads_a, D_A, **FAST_PROFILE)[0])
+        natural_c = plain[0].profile.c - INJECTED_C_SECONDS
+        natural_c_drift = plain[1].profile.c - plain[0].profile.c
         long = FAST_PROFILE if quick else LONG_PROFILE
         fit_a, seconds_a = profile(client, spec, loads_a, D_A, **long)
         report["a_strong_injected"] = {
@@ -275,12 +312,15 @@ def measure(quick: bool) -> dict:
                 "mu": truth.mu.tolist(),
             },
             "natural_c": natural_c.tolist(),
+            "natural_c_drift_seconds": natural_c_drift.tolist(),
             "fast_fits": [fit_summary(fit, seconds) for fit, seconds in fast],
             "fast_fits_vs_injected": [
                 accuracy(fit, truth, natural_c) for fit, _ in fast
             ],
+            "fast_fits_floor": [statistical_floor(fit, truth) for fit, _ in fast],
             "fit": fit_summary(fit_a, seconds_a),
             "fit_vs_injected": accuracy(fit_a, truth, natural_c),
+            "fit_floor": statistical_floor(fit_a, truth),
             "rows": run_setting(
                 client,
                 fit_a,
@@ -367,6 +407,19 @@ def targets(report: dict) -> dict:
         out[f"a: long profile {key}: max |fitted / injected - 1| (<= 0.1)"] = (
             worst_error(result["fit_vs_injected"][key])
         )
+    for key in ("a", "mu"):
+        floors = [
+            floor[key]["median_worst_error"] for floor in result["fast_fits_floor"]
+        ]
+        out[
+            f"a: fast profile {key} on exact times: median worst error (median of 5)"
+        ] = float(np.median(floors))
+        out[f"a: long profile {key} on exact times: median worst error"] = result[
+            "fit_floor"
+        ][key]["median_worst_error"]
+    out["a: natural c, max |drift| between two identical profiles / injected c"] = (
+        float(np.max(np.abs(result["natural_c_drift_seconds"]))) / INJECTED_C_SECONDS
+    )
     out["b: profiling seconds (<= 2)"] = report["b_natural"]["fit"]["profiling_seconds"]
     return out
 
@@ -382,10 +435,20 @@ def print_report(report: dict) -> None:
         if "fit_vs_injected" in result:
             summaries = [*result["fast_fits"], fit]
             errors = [*result["fast_fits_vs_injected"], result["fit_vs_injected"]]
+            floors = [*result["fast_fits_floor"], result["fit_floor"]]
+            drift = np.array(result["natural_c_drift_seconds"]) * 1e3
+            print(
+                "  natural c moved by (ms) between two identical profiles: "
+                f"{np.round(drift, 1).tolist()}"
+            )
         else:
-            summaries = errors = []
-        for summary, vs in zip(summaries, errors, strict=True):
-            print(f"  profile of {summary['profiling_seconds']:.2f} s:")
+            summaries = errors = floors = []
+        for summary, vs, floor in zip(summaries, errors, floors, strict=True):
+            print(
+                f"  profile of {summary['profiling_seconds']:.2f} s (on exact times, "
+                f"median worst error: a {floor['a']['median_worst_error']:.2f}, "
+                f"mu {floor['mu']['median_worst_error']:.2f}):"
+            )
             print(f"    fitted / injected a: {np.round(vs['a'], 2).tolist()}")
             print(f"    fitted / injected mu: {np.round(vs['mu'], 2).tolist()}")
             print(

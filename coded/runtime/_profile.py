@@ -9,9 +9,12 @@ another at any point.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +33,10 @@ __all__ = ["profile_workers"]
 _RAMP = 4  # the probe load grows by this factor until a probe is slow enough
 _MAX_PROBES = 12
 _CONFIRM = 6  # repeats of the last probe
+_SWITCH_SECONDS = 2e-4  # the interpreter's thread switch interval while timing
+_switching = threading.Lock()
+_timing_calibrations = 0  # calibrations timing kernels in this process
+_saved_switch_seconds = 0.0
 
 
 def _check_loads(loads: object) -> tuple[int, ...]:
@@ -86,6 +93,30 @@ def _ping(injected: _Injected, call_id: str) -> None:
     )
 
 
+@contextlib.contextmanager
+def _fine_switching() -> Iterator[None]:
+    """Let the interpreter switch threads every `_SWITCH_SECONDS` meanwhile.
+
+    A thread waking from a wait needs the GIL back, and while another thread
+    holds it the wake-up can be late by the switch interval (5 ms by default),
+    as long as a short timed kernel. Calibrations in one process (in-process
+    workers) share the setting; the last one to finish restores it.
+    """
+    global _timing_calibrations, _saved_switch_seconds
+    with _switching:
+        if _timing_calibrations == 0:
+            _saved_switch_seconds = sys.getswitchinterval()
+            sys.setswitchinterval(min(_saved_switch_seconds, _SWITCH_SECONDS))
+        _timing_calibrations += 1
+    try:
+        yield
+    finally:
+        with _switching:
+            _timing_calibrations -= 1
+            if _timing_calibrations == 0:
+                sys.setswitchinterval(_saved_switch_seconds)
+
+
 def _calibrate(
     d: int,
     loads: tuple[int, ...],
@@ -96,11 +127,15 @@ def _calibrate(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run on a worker: time its kernel at each load; return (rows, seconds).
 
+    Kernels run in rounds (one at each load) until `repeats` rounds are done
+    or, after two, the rounds have used ``repeats * len(loads) * target_seconds``.
+
     A ramp of probes (1, 4, 16, ... rows, untimed for the fit; the last one
     repeated) finds the fixed and the per-row time of a kernel; the loads are
     scaled down if a kernel would take longer than `target_seconds` on average.
     Timed kernel ``j`` waits out the injected ``rows * per_row[j]`` (the probes
-    use the last draws).
+    use the last draws). The interpreter switches threads every
+    `_SWITCH_SECONDS` meanwhile (`_fine_switching`).
     """
     left, x = np.ones((max(loads), d)), np.ones(d)  # the values do not matter
     start = 0  # each kernel reads the rows after the last one's, as a batch reads
@@ -118,24 +153,32 @@ def _calibrate(
 
     draws = iter(range(len(per_row) - 1, -1, -1))  # probes: the last draws
 
-    def probe(rows: int, count: int = 2) -> float:  # a mean over the random part
-        return sum(timed(rows, next(draws)) for _ in range(count)) / count
+    def probe(rows: int, count: int = 2) -> np.ndarray:
+        return np.array([timed(rows, next(draws)) for _ in range(count)])
 
-    first = probe(1)
-    rows, seconds = 1, first
-    for _ in range(_MAX_PROBES):
-        if rows >= max(loads) or seconds - first >= max(first, target_seconds / 2):
-            break
-        rows = min(_RAMP * rows, max(loads))
-        seconds = probe(rows)
-    # the last probe again: two short draws must not make the loads too large
-    seconds = (2 * seconds + _CONFIRM * probe(rows, _CONFIRM)) / (2 + _CONFIRM)
-    row_seconds = max(seconds - first, 0.0) / max(rows - 1, 1)
-    fixed = max(first - row_seconds, 0.0)  # the one-row probe's row is not fixed
-    plan = _scaled_loads(loads, fixed, row_seconds, target_seconds)
-    schedule = np.array(plan * repeats)
-    times = np.array([timed(int(r), j) for j, r in enumerate(schedule)])
-    return schedule.astype(np.float64), times
+    with _fine_switching():
+        # the ramp decides on minima: a rare long delay of the timer or the thread
+        # scheduler must not stop it at a load that the delay, not the rows, fills
+        first = probe(1).min()
+        rows, seconds = 1, first
+        for _ in range(_MAX_PROBES):
+            if rows >= max(loads) or seconds - first >= max(first, target_seconds / 2):
+                break
+            rows = min(_RAMP * rows, max(loads))
+            seconds = probe(rows).min()
+        mean = probe(rows, _CONFIRM).mean()  # the random part counts in the budget
+        row_seconds = max(mean - first, 0.0) / max(rows - 1, 1)
+        fixed = max(first - row_seconds, 0.0)  # the one-row probe's row is not fixed
+        plan = _scaled_loads(loads, fixed, row_seconds, target_seconds)
+        schedule = plan * repeats
+        times: list[float] = []
+        deadline = time.perf_counter() + target_seconds * len(schedule)
+        for j, rows in enumerate(schedule):
+            round_done = j >= 2 * len(plan) and j % len(plan) == 0  # >= 2 rounds
+            if round_done and time.perf_counter() > deadline:
+                break
+            times.append(timed(rows, j))
+    return np.array(schedule[: len(times)], dtype=np.float64), np.array(times)
 
 
 def _round_trips(
@@ -212,10 +255,14 @@ def profile_workers(
        only, if its kernels would take more than `budget_seconds` in all (a slow
        worker is timed on fewer rows).
 
-    Each worker's kernel times plus its mean round trip go to
+    Each worker's kernel times plus its median round trip go to
     `allocation.fit_profile`: ``c_i`` (round trip plus the kernel's fixed
-    cost), ``a_i`` and ``mu_i`` in seconds, with standard errors (the round
-    trip's own standard error is added to ``c_i``'s in quadrature).
+    cost), ``a_i`` and ``mu_i`` in seconds, with standard errors (the median
+    round trip's, ``sqrt(pi / 2)`` times the mean's, is added to ``c_i``'s in
+    quadrature). The median, because a pause of the whole process (a garbage
+    collection, which on in-process workers stops every worker at once) can
+    hold one ping back by a hundred milliseconds, and it is not a per-task cost
+    of one worker.
 
     Parameters
     ----------
@@ -229,17 +276,21 @@ def profile_workers(
     d : int
         Columns of the calibration matrix, ``>= 1``.
     repeats : int
-        Timed kernels per worker and load, ``>= 2``. The standard error of
-        ``mu_i`` is about ``mu_i / sqrt(K)`` over the ``K = repeats * len(loads)``
-        kernels, whatever their length: 10% needs about 100.
+        Timed kernels per worker and load, ``>= 2`` (at most: see
+        `budget_seconds`). The standard error of ``mu_i`` is about
+        ``mu_i / sqrt(K)`` over the ``K = repeats * len(loads)`` kernels,
+        whatever their length: 10% needs about 100.
     pings : int
         Timed empty tasks per worker, ``>= 2``.
     budget_seconds : float
         Seconds a worker's timed kernels may take in all, ``> 0`` (the loads of
         a slower worker are scaled down to fit; the probes add up to about a
-        third more). A worker whose fixed kernel cost alone exceeds its share of
-        the budget overruns it: the rows' part of its kernels is then made as
-        long as the fixed part, so that ``a`` stays measurable.
+        third more). Kernels run in rounds, one at each load; a worker whose
+        kernels run long stops at the end of the first round past the budget
+        (after two rounds at least), and every worker's fit then uses as many
+        rounds as the worker that timed the fewest. A worker whose fixed kernel
+        cost alone exceeds its share of the budget gets kernels whose rows'
+        part is as long as the fixed part, so that ``a`` stays measurable.
     stragglers : Stragglers, optional
         Injected model applied to the calibration (delays only: no failure or
         death), so that the estimate can be checked against it: every ping
@@ -256,7 +307,7 @@ def profile_workers(
     allocation.ProfileFit
         The fitted profile in seconds, standard errors and poor-fit flags;
         ``fit.loads`` and ``fit.times`` hold each worker's loads and kernel
-        times plus mean round trip. Worker ``i`` is the ``i``-th address in
+        times plus median round trip. Worker ``i`` is the ``i``-th address in
         sorted order, as in ``coded_matmul``. Every solver accepts it.
 
     Raises
@@ -328,12 +379,13 @@ def profile_workers(
                 f"calibration: workers did not answer within timeout={timeout} s."
             ) from exc
         raise
-    trip = trips.mean(axis=1)
+    trip = np.median(trips, axis=1)
+    kernels = min(times.size for _, times in results)  # whole rounds on every worker
     fit = fit_profile(
-        np.array([rows for rows, _ in results]),
-        np.array([times for _, times in results]) + trip[:, None],
+        np.array([rows[:kernels] for rows, _ in results]),
+        np.array([times[:kernels] for _, times in results]) + trip[:, None],
     )
-    trip_se = trips.std(axis=1, ddof=1) / np.sqrt(pings)
+    trip_se = np.sqrt(np.pi / 2) * trips.std(axis=1, ddof=1) / np.sqrt(pings)
     return dataclasses.replace(fit, c_se=np.sqrt(fit.c_se**2 + trip_se**2))
 
 

@@ -132,6 +132,18 @@ def test_profile_workers_scales_a_slow_workers_loads_to_its_budget(client):
     assert np.all(fit.times[1] >= 20e-3 * fit.loads[1])
 
 
+def test_profile_workers_stops_timing_at_the_budget_in_whole_rounds(client):
+    # worker 1's kernels last at least 20 ms a row (injected) at the smallest
+    # loads (1, 2): two rounds already spend the 0.1 s budget, so it stops there,
+    # and worker 0's twenty kernels are cut to the same four
+    slow = Stragglers(profile=WorkerProfile(a=[0.0, 20.0], mu=[1e6, 1e6]))
+    fit = profile_workers(
+        client, n=2, loads=(1, 2), repeats=10, budget_seconds=0.1, stragglers=slow
+    )
+    assert fit.loads.tolist() == [[1.0, 2.0, 1.0, 2.0]] * 2
+    assert np.all(fit.times[1] >= 20e-3 * fit.loads[1])
+
+
 def test_profile_workers_times_out_with_a_clear_error(client):
     slow = Stragglers(delays={0: 5.0})
     with pytest.raises(TimeoutError, match=re.escape("within timeout=0.3 s")):
