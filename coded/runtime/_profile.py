@@ -14,7 +14,7 @@ import dataclasses
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -117,6 +117,54 @@ def _fine_switching() -> Iterator[None]:
                 sys.setswitchinterval(_saved_switch_seconds)
 
 
+def _ramp(
+    probe: Callable[[int, int], np.ndarray],
+    loads: tuple[int, ...],
+    target_seconds: float,
+) -> tuple[int, ...]:
+    """Choose a worker's kernel loads: `loads`, scaled to `target_seconds` a kernel.
+
+    Probes of 1, 4, 16, ... rows (``probe(rows, count)`` times `count` kernels)
+    grow until the rows' part of a probe is at least half the target; the last
+    load is then timed `_CONFIRM` more times for the mean, which sizes the loads.
+    The ramp decides on minima: a rare long delay of the timer or the thread
+    scheduler must not stop it at a load that the delay, not the rows, fills.
+    """
+    first = probe(1, 2).min()
+    rows, seconds = 1, first
+    for _ in range(_MAX_PROBES):
+        if rows >= max(loads) or seconds - first >= max(first, target_seconds / 2):
+            break
+        rows = min(_RAMP * rows, max(loads))
+        seconds = probe(rows, 2).min()
+    mean = probe(rows, _CONFIRM).mean()  # the random part counts in the budget
+    row_seconds = max(mean - first, 0.0) / max(rows - 1, 1)
+    fixed = max(first - row_seconds, 0.0)  # the one-row probe's row is not fixed
+    return _scaled_loads(loads, fixed, row_seconds, target_seconds)
+
+
+def _rounds(
+    timed: Callable[[int, int], float],
+    plan: tuple[int, ...],
+    repeats: int,
+    budget_seconds: float,
+) -> list[float]:
+    """Time `repeats` rounds of kernels, one at each load of `plan`.
+
+    Kernel ``j`` is ``timed(rows, j)``. Past `budget_seconds`, the rounds stop at
+    the end of the current one (after two at least: the fit needs two kernels at
+    each load).
+    """
+    times: list[float] = []
+    deadline = time.perf_counter() + budget_seconds
+    for j, rows in enumerate(plan * repeats):
+        round_starts = j % len(plan) == 0
+        if round_starts and j >= 2 * len(plan) and time.perf_counter() > deadline:
+            break
+        times.append(timed(rows, j))
+    return times
+
+
 def _calibrate(
     d: int,
     loads: tuple[int, ...],
@@ -127,14 +175,11 @@ def _calibrate(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run on a worker: time its kernel at each load; return (rows, seconds).
 
-    Kernels run in rounds (one at each load) until `repeats` rounds are done
-    or, after two, the rounds have used ``repeats * len(loads) * target_seconds``.
-
-    A ramp of probes (1, 4, 16, ... rows, untimed for the fit; the last one
-    repeated) finds the fixed and the per-row time of a kernel; the loads are
-    scaled down if a kernel would take longer than `target_seconds` on average.
-    Timed kernel ``j`` waits out the injected ``rows * per_row[j]`` (the probes
-    use the last draws). The interpreter switches threads every
+    A ramp of probes (`_ramp`, untimed for the fit) scales the loads down if a
+    kernel would take longer than `target_seconds` on average; then `repeats`
+    rounds of kernels (`_rounds`) are timed within ``target_seconds`` times their
+    number. Timed kernel ``j`` waits out the injected ``rows * per_row[j]`` (the
+    probes use the last draws). The interpreter switches threads every
     `_SWITCH_SECONDS` meanwhile (`_fine_switching`).
     """
     left, x = np.ones((max(loads), d)), np.ones(d)  # the values do not matter
@@ -153,32 +198,15 @@ def _calibrate(
 
     draws = iter(range(len(per_row) - 1, -1, -1))  # probes: the last draws
 
-    def probe(rows: int, count: int = 2) -> np.ndarray:
+    def probe(rows: int, count: int) -> np.ndarray:
         return np.array([timed(rows, next(draws)) for _ in range(count)])
 
     with _fine_switching():
-        # the ramp decides on minima: a rare long delay of the timer or the thread
-        # scheduler must not stop it at a load that the delay, not the rows, fills
-        first = probe(1).min()
-        rows, seconds = 1, first
-        for _ in range(_MAX_PROBES):
-            if rows >= max(loads) or seconds - first >= max(first, target_seconds / 2):
-                break
-            rows = min(_RAMP * rows, max(loads))
-            seconds = probe(rows).min()
-        mean = probe(rows, _CONFIRM).mean()  # the random part counts in the budget
-        row_seconds = max(mean - first, 0.0) / max(rows - 1, 1)
-        fixed = max(first - row_seconds, 0.0)  # the one-row probe's row is not fixed
-        plan = _scaled_loads(loads, fixed, row_seconds, target_seconds)
-        schedule = plan * repeats
-        times: list[float] = []
-        deadline = time.perf_counter() + target_seconds * len(schedule)
-        for j, rows in enumerate(schedule):
-            round_done = j >= 2 * len(plan) and j % len(plan) == 0  # >= 2 rounds
-            if round_done and time.perf_counter() > deadline:
-                break
-            times.append(timed(rows, j))
-    return np.array(schedule[: len(times)], dtype=np.float64), np.array(times)
+        plan = _ramp(probe, loads, target_seconds)
+        budget = target_seconds * repeats * len(plan)
+        times = _rounds(timed, plan, repeats, budget)
+    rows = (plan * repeats)[: len(times)]
+    return np.array(rows, dtype=np.float64), np.array(times)
 
 
 def _round_trips(
