@@ -1,6 +1,7 @@
 """Unequal loads with BPCC batch streaming, and worker profiling (issue 6)."""
 
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ from conftest import scheduler_keys
 from allocation import Allocation
 from coded import Stragglers, coded_matmul
 from coded.runtime import profile_workers
+from coded.runtime._profile import _ramp
 from theory import WorkerProfile
 
 pytestmark = pytest.mark.runtime
@@ -137,11 +139,32 @@ def test_profile_workers_stops_timing_at_the_budget_in_whole_rounds(client):
     # loads (1, 2): two rounds already spend the 0.1 s budget, so it stops there,
     # and worker 0's twenty kernels are cut to the same four
     slow = Stragglers(profile=WorkerProfile(a=[0.0, 20.0], mu=[1e6, 1e6]))
+    switch_seconds = sys.getswitchinterval()
     fit = profile_workers(
         client, n=2, loads=(1, 2), repeats=10, budget_seconds=0.1, stragglers=slow
     )
     assert fit.loads.tolist() == [[1.0, 2.0, 1.0, 2.0]] * 2
     assert np.all(fit.times[1] >= 20e-3 * fit.loads[1])
+    assert sys.getswitchinterval() == switch_seconds  # restored after timing
+
+
+@pytest.mark.parametrize("late", [None, 2, 4], ids=["clean", "late-4-rows", "late-16"])
+def test_profile_ramp_is_not_stopped_by_one_late_kernel(late):
+    # kernels of l rows take 10 us + l * 10 us; kernel number `late` (a probe of
+    # the ramp 1, 4, 16, ... rows, two kernels each) wakes 10 ms late: the ramp
+    # decides on each probe's minimum, so the loads come out as without it
+    calls = []
+
+    def probe(rows: int, count: int) -> np.ndarray:
+        times = []
+        for _ in range(count):
+            times.append(1e-5 * (1 + rows) + (1e-2 if len(calls) == late else 0.0))
+            calls.append(rows)
+        return np.array(times)
+
+    plan = _ramp(probe, (1000, 2000), target_seconds=2e-3)
+    assert calls[:10:2] == [1, 4, 16, 64, 256]  # the ramp, then the last repeated
+    assert plan == (133, 265)  # 2 ms less the 10 us fixed part, at 10 us a row
 
 
 def test_profile_workers_times_out_with_a_clear_error(client):
