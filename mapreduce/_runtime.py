@@ -26,7 +26,7 @@ import numpy as np
 from distributed import Client, Future, KilledWorker, wait
 
 from coded.runtime._cluster import client_for_call
-from coded.runtime._worker import cancel_signal, signal_cancel
+from coded.runtime._worker import cancel_signal, wake_waits
 from mapreduce._coding import EncodedPacket, build_packet, decode_received
 from mapreduce._errors import MapReduceTaskError, NotEnoughMappersError
 from mapreduce._network import FRAME_HEADER_BYTES, frames_of
@@ -484,13 +484,8 @@ class _Job:
 
     def _cancel(self, pending: dict) -> None:
         self.stragglers = {k for _, k in pending} - self.lost
-        for k in self.stragglers:
-            self.dask.run(
-                signal_cancel,
-                f"{self.prefix}{k}",
-                workers=[self.addresses[k]],
-                wait=False,
-            )
+        for k in self.stragglers:  # a straggler may have died since
+            wake_waits(self.dask, f"{self.prefix}{k}", [self.addresses[k]])
         for future in pending.values():
             future.cancel()
         self.cancelled_maps = len(pending)

@@ -21,7 +21,7 @@ import numpy as np
 from distributed import Client, Future, KilledWorker
 
 from coded.runtime._cluster import client_for_call
-from coded.runtime._worker import cancel_signal, signal_cancel
+from coded.runtime._worker import cancel_signal, wake_waits
 from mapreduce._errors import NotEnoughMappersError
 from mapreduce._placement import Placement
 from mapreduce._plan import ShufflePlan
@@ -145,13 +145,8 @@ class _LinearJob(_Job):
                 self._check_quorum(q)
         self.stragglers = set(pending) - self.lost
         self.cancelled_maps = len(pending)
-        for k, future in pending.items():
-            self.dask.run(
-                signal_cancel,
-                f"{self.prefix}{k}",
-                workers=[self.addresses[k]],
-                wait=False,
-            )
+        for k, future in pending.items():  # a straggler may have died since
+            wake_waits(self.dask, f"{self.prefix}{k}", [self.addresses[k]])
             future.cancel()
         return tuple(sorted(finished[:q]))
 

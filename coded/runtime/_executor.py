@@ -18,7 +18,6 @@ still arrive, at the latest at `timeout`. A lost scheduler raises
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import statistics
 import time
@@ -36,7 +35,7 @@ from coded._injection import FaultPlan, TaskFault
 from coded.codes import Code, EncodedOperands
 from coded.errors import NotEnoughResultsError, SchedulerLostError
 from coded.runtime._remote import ProductLayout, remote_product
-from coded.runtime._worker import TaskOutput, run_batch, signal_cancel
+from coded.runtime._worker import TaskOutput, run_batch, wake_waits
 from theory._validation import check_real
 
 __all__ = [
@@ -731,18 +730,8 @@ class _Run:
             future.release()
         for future in self.data.values():
             future.release()
-        if running and self.faults is not None and self.client.status == "running":
-            self.client.loop.add_callback(
-                functools.partial(
-                    self.client.run,
-                    signal_cancel,
-                    self.call_id,
-                    workers=sorted(running),
-                    wait=False,
-                    on_error="ignore",
-                    asynchronous=True,
-                )
-            )
+        if running and self.faults is not None:
+            wake_waits(self.client, self.call_id, running)
         self.tasks.clear()
         self.data.clear()
         self.ac = None

@@ -24,7 +24,7 @@ from coded._injection import Stragglers, TaskFault
 from coded.codes._fields import multiply_real
 from coded.runtime._cluster import check_client, worker_addresses
 from coded.runtime._executor import forget, new_call_id
-from coded.runtime._worker import _finish_fault, signal_cancel
+from coded.runtime._worker import _finish_fault, wake_waits
 from theory._rng import RngLike, as_generator
 from theory._validation import check_int, check_real
 
@@ -399,9 +399,7 @@ def profile_workers(
         finally:
             forget(client, tasks)
     except BaseException as exc:  # wake the injected waits, so the workers free up
-        client.run(
-            signal_cancel, call_id, workers=addresses, wait=False, on_error="ignore"
-        )
+        wake_waits(client, call_id, addresses)
         if isinstance(exc, TimeoutError):
             raise TimeoutError(
                 f"calibration: workers did not answer within timeout={timeout} s."

@@ -9,11 +9,12 @@ still-running tasks of earlier calls (the overlap of one call into the next).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,28 @@ async def signal_cancel(call_id: str) -> None:
     A coroutine so that ``Client.run(..., wait=False)`` can fire and forget it.
     """
     cancel_signal(call_id).set()
+
+
+def wake_waits(client: Any, call_id: str, addresses: Iterable[str]) -> None:
+    """Fire and forget `signal_cancel` of `call_id` on `addresses`, from any thread.
+
+    It neither blocks nor raises: a worker that died meanwhile is skipped, where
+    a blocking ``Client.run`` would wait out the connect timeout (30 s by
+    default) on its address and then raise.
+    """
+    if client.status != "running":
+        return
+    client.loop.add_callback(
+        functools.partial(
+            client.run,
+            signal_cancel,
+            call_id,
+            workers=sorted(addresses),
+            wait=False,
+            on_error="ignore",
+            asynchronous=True,
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
