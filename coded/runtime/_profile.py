@@ -169,17 +169,17 @@ def _calibrate(
     d: int,
     loads: tuple[int, ...],
     repeats: int,
-    target_seconds: float,
+    budget_seconds: float,
     per_row: np.ndarray,
     call_id: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run on a worker: time its kernel at each load; return (rows, seconds).
 
-    A ramp of probes (`_ramp`, untimed for the fit) scales the loads down if a
-    kernel would take longer than `target_seconds` on average; then `repeats`
-    rounds of kernels (`_rounds`) are timed within ``target_seconds`` times their
-    number. Timed kernel ``j`` waits out the injected ``rows * per_row[j]`` (the
-    probes use the last draws). The interpreter switches threads every
+    A ramp of probes (`_ramp`, untimed for the fit) scales the loads down if the
+    ``repeats * len(loads)`` kernels would take longer than `budget_seconds` in
+    all; then `repeats` rounds of kernels (`_rounds`) are timed within it.
+    Timed kernel ``j`` waits out the injected ``rows * per_row[j]`` (the probes
+    use the last draws). The interpreter switches threads every
     `_SWITCH_SECONDS` meanwhile (`_fine_switching`).
     """
     left, x = np.ones((max(loads), d)), np.ones(d)  # the values do not matter
@@ -202,9 +202,8 @@ def _calibrate(
         return np.array([timed(rows, next(draws)) for _ in range(count)])
 
     with _fine_switching():
-        plan = _ramp(probe, loads, target_seconds)
-        budget = target_seconds * repeats * len(plan)
-        times = _rounds(timed, plan, repeats, budget)
+        plan = _ramp(probe, loads, budget_seconds / (repeats * len(loads)))
+        times = _rounds(timed, plan, repeats, budget_seconds)
     rows = (plan * repeats)[: len(times)]
     return np.array(rows, dtype=np.float64), np.array(times)
 
@@ -278,7 +277,8 @@ def profile_workers(
        batch of a coded product pays besides computing.
     2. *Kernel.* One task per worker builds a ``max(loads) x d`` matrix and
        times, on the worker's clock, the kernel of a coded product's batch
-       (rows ``[0, l)`` times a vector) `repeats` times at each load, in turns.
+       (``l`` rows times a vector, each kernel the rows after the previous
+       one's) `repeats` times at each load, in turns.
        A short ramp of probes first scales the loads down, for this worker
        only, if its kernels would take more than `budget_seconds` in all (a slow
        worker is timed on fewer rows).
@@ -375,7 +375,6 @@ def profile_workers(
     injected = _injected(stragglers, len(addresses), draws, as_generator(rng))
     deadline = time.perf_counter() + timeout
     call_id = new_call_id()
-    target = budget / (repeats * len(loads))
     try:
         trips = _round_trips(client, addresses, injected, pings, call_id, deadline)
         tasks = [
@@ -384,7 +383,7 @@ def profile_workers(
                 d,
                 loads,
                 repeats,
-                target,
+                budget,
                 injected[i].per_row,
                 call_id,
                 key=f"coded-{call_id}-calibrate-{i}",
