@@ -1,6 +1,6 @@
 """Allocation on the embedded 8-worker cluster: profile it, solve, run, compare.
 
-Part of ``bench/allocation.py`` (issue 15). Two settings:
+Part of ``bench/bench_allocation.py`` (issue 15). Two settings:
 
 (a) the strong injected profile: workers 0-1 ``(a, mu) = (0.05, 20)``, workers 2-7
     ``(1, 0.2)`` in model units, plus an injected per-task cost of
@@ -30,9 +30,10 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from _harness import import_project
 
-allocation, theory, coded = import_project("allocation", "theory", "coded")
+import allocation
+import coded
+import theory
 
 N_WORKERS = 8
 STRONG = theory.WorkerProfile(

@@ -37,15 +37,13 @@ import warnings
 from functools import partial
 
 import numpy as np
-from _harness import import_project, median_time, write_results
+from _harness import median_time, write_results
 
-import_project()  # the packages, not bench/theory.py (coded imports theory)
-
-from coded._modular import matmul_mod  # noqa: E402
-from coded.codes import MDSCode, Piece, PolynomialCode  # noqa: E402
-from coded.codes import _generators as generators  # noqa: E402
-from coded.codes._fields import inverse_mod  # noqa: E402
-from coded.errors import IllConditionedWarning  # noqa: E402
+from coded._modular import matmul_mod
+from coded.codes import MDSCode, Piece, PolynomialCode
+from coded.codes import _generators as generators
+from coded.codes._fields import inverse_mod
+from coded.errors import IllConditionedWarning
 
 P = 65_537
 

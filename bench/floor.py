@@ -22,9 +22,7 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
-from _harness import import_project, write_results
-
-import_project()
+from _harness import write_results
 
 
 def _noop():

@@ -37,7 +37,10 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
-from _harness import import_project, write_results
+from _harness import write_results
+
+import coded
+import theory
 
 N, S, D = 8, 2, 100
 SLOW = (6, 7)
@@ -166,7 +169,6 @@ def main() -> None:
     args.steps = args.steps or (8 if args.quick else 30)
     repeats = args.repeats or (1 if args.quick else 3)
     coded_step = args.coded_step_seconds or (0.15 if args.quick else 0.6)
-    coded, theory = import_project("coded", "theory")
 
     X, y = make_data(m, args.seed)
     profile, stragglers = profile_and_stragglers(theory, coded, m, coded_step)

@@ -30,7 +30,10 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
-from _harness import import_project, write_results
+from _harness import write_results
+
+import coded
+import theory
 
 N, K = 8, 6
 SLOW = (6, 7)
@@ -39,7 +42,6 @@ TIME_UNIT = 1e-5  # seconds per row on a fast worker
 
 def slow_profile():
     """Workers 6 and 7 five times slower (deterministic: mu huge)."""
-    (theory,) = import_project("theory")
     a = [5.0 if i in SLOW else 1.0 for i in range(N)]
     return theory.WorkerProfile(a=a, mu=[1e12] * N)
 
@@ -97,7 +99,6 @@ SCHEMES = {
 def run(client, X, b, steps, repeats):
     import dask.array as da
 
-    coded, _ = import_project("coded", "theory")
     from coded.linalg import lstsq_gd
 
     step_size = 1.0 / np.linalg.norm(X, 2) ** 2
@@ -177,7 +178,6 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    (coded,) = import_project("coded")
     m, d, steps = (4000, 200, 10) if args.quick else (20000, 500, 50)
     repeats = 1 if args.quick else args.repeats
     rng = np.random.default_rng(0)

@@ -26,17 +26,12 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-# bench/ is sys.path[0] when this runs as a script, and the sibling benchmark
-# bench/theory.py would shadow the `theory` package (which coded imports too)
-_HERE = Path(__file__).resolve().parent
-sys.path = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 # the dask.array baseline embeds A in its graph, as `da.from_array` users do
 warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
 
@@ -251,7 +246,6 @@ def run_repeated(client, repeats, rng, quick):
 
 def run_placed_floor(client, quick):
     """No stragglers: a placed (8, 6) MDS A @ x vs a trivial round trip, dask.array."""
-    sys.path.append(str(_HERE))
     from floor import measure
 
     m, d = (4000, 200) if quick else (20000, 500)

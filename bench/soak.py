@@ -20,9 +20,9 @@ import statistics
 import time
 
 import numpy as np
-from _harness import import_project, write_results
+from _harness import write_results
 
-(coded,) = import_project("coded")
+import coded
 
 TARGET_MIB_PER_1000 = 16.0
 

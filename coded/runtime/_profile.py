@@ -348,7 +348,7 @@ def profile_workers(
     The fit separates ``c`` from ``a`` by the loads
     (docs/theory/overhead.md#estimating-c-a-and-mu). On a machine that other work
     keeps busy the estimates move with the load; the benchmark
-    (``bench/allocation.py``) reports how close they come and how long
+    (``bench/bench_allocation.py``) reports how close they come and how long
     profiling takes.
 
     Examples

@@ -4,7 +4,7 @@ Complements test_allocation_runs.py: decoding from *partial* BPCC batch chains
 while slow workers stay blocked on a ``distributed.Event``, solver allocations run
 on workers injecting their own profile, ``NotEnoughResultsError`` when too few
 rows arrive before the timeout. Profiling accuracy on a real cluster is measured by
-bench/allocation.py, not asserted here (it depends on the machine's load).
+bench/bench_allocation.py, not asserted here (it depends on the machine's load).
 """
 
 import re

@@ -6,8 +6,8 @@ Targets (issue 4):
 2. HCMM and Kim et al. solves for 10^4 workers take <= 50 ms (measured only when
    ``theory`` exports ``hcmm_*`` / ``kim_*``; otherwise reported as missing).
 
-Usage: ``python bench/theory.py [--quick] [--repeats R]``; prints tables and writes
-``bench/results/theory.json``. Timings are medians over repeats, seeded.
+Usage: ``python bench/bench_theory.py [--quick] [--repeats R]``; prints tables and
+writes ``bench/results/theory.json``. Timings are medians over repeats, seeded.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ import os
 import platform
 
 import numpy as np
-from _harness import import_project, median_time, write_results
+from _harness import median_time, write_results
 
-(theory,) = import_project("theory")
+import theory
+
 SEED = 20_180_301
 THROUGHPUT_TARGET = 1e7
 SOLVE_TARGET_S = 0.05

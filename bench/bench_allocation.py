@@ -29,7 +29,7 @@ the profile is *fitted* by ``profile_workers`` ((c, a, mu) with the per-task
 overhead), (a) with the strong injected profile and (b) with no injection, and
 every solver's predicted latency is printed next to the measured one.
 
-    .venv/bin/python bench/allocation.py [--quick] [--cluster-only]
+    .venv/bin/python bench/bench_allocation.py [--quick] [--cluster-only]
 
 Writes bench/results/allocation.json (allocation_cluster.json with
 ``--cluster-only``).
@@ -51,9 +51,12 @@ if "--at-size" not in sys.argv:  # the encoding at size may use every core
 
 import _real_cluster as real_cluster
 import numpy as np
-from _harness import import_project, write_results
+from _harness import write_results
 
-allocation, theory, coded = import_project("allocation", "theory", "coded")
+import allocation
+import coded
+import theory
+
 Allocation = allocation.Allocation
 GroupProfile, WorkerProfile = theory.GroupProfile, theory.WorkerProfile
 solve_bpcc, solve_hcmm = allocation.solve_bpcc, allocation.solve_hcmm

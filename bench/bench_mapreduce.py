@@ -18,7 +18,7 @@ fitted to the runs it predicts. Cases are interleaved within each repeat (after
 one warm-up run); medians over repeats; the load average before and after; JSON
 to bench/results/<name>.json.
 
-    python bench/mapreduce.py [--quick] [--records N] [--repeats R] [--only "a;b"]
+    python bench/bench_mapreduce.py [--quick] [--records N] [--repeats R] [--only "a;b"]
 """
 
 from __future__ import annotations
@@ -32,18 +32,15 @@ import statistics
 import time
 import uuid
 
-from _harness import import_project, write_results
+import dask
+import dask.bag as db
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from _harness import write_results
+from distributed import Client, LocalCluster, get_worker, wait
 
-import_project("mapreduce")  # this script is named like the package
-
-import dask  # noqa: E402
-import dask.bag as db  # noqa: E402
-import dask.dataframe as dd  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from distributed import Client, LocalCluster, get_worker, wait  # noqa: E402
-
-from mapreduce import (  # noqa: E402
+from mapreduce import (
     count_words,
     generate_records,
     place_li,
@@ -54,8 +51,8 @@ from mapreduce import (  # noqa: E402
     sum_counts,
     terasort_map,
 )
-from mapreduce._network import frames_of  # noqa: E402
-from theory import shuffle_seconds_multicast, shuffle_seconds_switched  # noqa: E402
+from mapreduce._network import frames_of
+from theory import shuffle_seconds_multicast, shuffle_seconds_switched
 
 SEED = 20261203
 K = 8
