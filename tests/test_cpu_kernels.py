@@ -1,0 +1,105 @@
+"""Numbers that do not depend on the CPU: the numeric doctests under other BLAS kernels.
+
+OpenBLAS picks a kernel for the CPU it runs on (SkylakeX on AVX-512, Haswell on
+AVX2, ...), and kernels round differently. Every doctest and documentation
+example must print the same under any of them, so this test runs them again in
+a subprocess with a different kernel forced (``OPENBLAS_CORETYPE``) and one or
+two BLAS threads, and checks inside that subprocess that the forced kernel is
+the one in force.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPECTED_CORE = "CODED_EXPECTED_OPENBLAS_CORE"
+
+# the kernels a CPU can run, by the instruction-set flag each needs
+KERNEL_FLAGS = {"SkylakeX": "avx512f", "Haswell": "avx2", "Sandybridge": "avx"}
+
+
+def _openblas_cores() -> set[str]:
+    """The OpenBLAS kernels (architectures) in force in this process."""
+    import numpy  # noqa: F401  (loads numpy's OpenBLAS)
+    import scipy.linalg  # noqa: F401  (and SciPy's)
+    from threadpoolctl import threadpool_info
+
+    return {
+        info["architecture"]
+        for info in threadpool_info()
+        if info["internal_api"] == "openblas"
+    }
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
+    return set(flags.partition(":")[2].split())
+
+
+def forced_kernels() -> list[str]:
+    """Two kernels this CPU supports other than the one OpenBLAS picks itself."""
+    flags = _cpu_flags()
+    native = _openblas_cores()
+    usable = [k for k, flag in KERNEL_FLAGS.items() if flag in flags]
+    return [k for k in usable if k not in native][:2]
+
+
+def test_forced_kernel_is_in_force():
+    """Run inside the subprocess: the kernel asked for is the one computing."""
+    expected = os.environ.get(EXPECTED_CORE)
+    if expected is None:
+        pytest.skip("runs inside test_numeric_doctests_under_a_forced_kernel")
+    assert _openblas_cores() == {expected}
+
+
+def test_forced_kernels_are_two_on_x86_64_with_avx():
+    if "avx" not in _cpu_flags():
+        pytest.skip("needs an x86-64 CPU with AVX (Sandybridge or newer)")
+    assert len(forced_kernels()) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("kernel", forced_kernels())
+def test_numeric_doctests_under_a_forced_kernel(kernel, threads):
+    env = {
+        **os.environ,
+        "OPENBLAS_CORETYPE": kernel,
+        "OPENBLAS_NUM_THREADS": str(threads),
+        EXPECTED_CORE: kernel,
+        "MPLBACKEND": "Agg",
+    }
+    env.pop("OPENBLAS_L2_SIZE", None)  # sized for the native kernel, not this one
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--doctest-modules",
+            "coded",
+            "allocation",
+            "mapreduce",
+            "theory",
+            "tests/test_docs.py::test_examples_of_page",
+            "tests/test_cpu_kernels.py::test_forced_kernel_is_in_force",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout and "skipped" not in run.stdout.splitlines()[-1]
