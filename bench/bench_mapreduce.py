@@ -453,6 +453,7 @@ CASES = [  # name, r, coded, delivery, slow mapper (None: array parser, no)
 ]
 PER_RECORD = {"coded r=2 per-record reduce": 2, "coded r=3 per-record reduce": 3}
 BASELINES = ("dd.sort_values", "dd.shuffle", "dask.bag groupby")
+QUICK = ("coded r=2 unicast", "uncoded r=1", "dd.sort_values")  # --quick: a smoke run
 
 
 def _run_case(client, records, name: str, net: dict, slow: str) -> dict:
@@ -531,16 +532,18 @@ def main() -> None:
     parser.add_argument("--no-wordcount", action="store_true")
     parser.add_argument("--name", default="mapreduce", help="results file name")
     args = parser.parse_args()
-    n = args.records or (10_000 if args.quick else 100_000)
+    n = args.records or (2_000 if args.quick else 100_000)
     repeats = args.repeats or (1 if args.quick else 3)
-    wanted = [w for w in args.only.split(";") if w]
+    wanted = [w for w in args.only.split(";") if w] or (
+        list(QUICK) if args.quick else []
+    )
     names = [
         name
         for name in [c[0] for c in CASES] + list(PER_RECORD) + list(BASELINES)
         if not wanted or any(w in name for w in wanted)
     ]
     records = generate_records(n, rng=SEED)
-    texts = _texts(2 * 28, 2_000 if args.quick else 20_000, np.random.default_rng(SEED))
+    texts = _texts(2 * 28, 200 if args.quick else 20_000, np.random.default_rng(SEED))
     runs: dict[str, list[dict]] = {name: [] for name in names}
     words = []
     load_before = os.getloadavg()

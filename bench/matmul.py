@@ -16,7 +16,7 @@ dask.array on a real ``A @ B``: one-shot (A encoded and shipped by every call) a
 repeated (A fixed: encoded and placed once by ``coded.place_operand`` against
 dask.array with A persisted on the workers, same chunks, a new B every repeat, as
 in iterative methods). Prints a table and writes
-``bench/results/matmul.json``.
+``bench/results/matmul.json`` (``matmul_quick.json`` with ``--quick``).
 
 Usage: ``python bench/matmul.py [--quick] [--repeats R] [--seed S]``.
 """
@@ -24,20 +24,18 @@ Usage: ``python bench/matmul.py [--quick] [--repeats R] [--seed S]``.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
+from _harness import write_results
 
 # the dask.array baseline embeds A in its graph, as `da.from_array` users do
 warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
 
 N = 8
 K = 6
-RESULTS = Path(__file__).parent / "results"
 
 
 def profiles():
@@ -418,10 +416,7 @@ def main():
         if args.dask_gib:
             report["dask_rss"] = run_dask_rss(args.dask_gib)
         print_targets(report)
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        path = RESULTS / f"matmul_targets{'_quick' if args.quick else ''}.json"
-        path.write_text(json.dumps(report, indent=1))
-        print(f"wrote {path}")
+        write_results("matmul_targets", report, quick=args.quick, indent=1)
         return
     with LocalCodedCluster(n_workers=N) as cluster:
         client = cluster.client
@@ -443,10 +438,7 @@ def main():
     report["seconds"] = time.perf_counter() - began
     print_tables(report)
     print_targets(report)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / "matmul.json"
-    path.write_text(json.dumps(report, indent=1))
-    print(f"\nwrote {path} ({report['seconds']:.0f} s)")
+    write_results("matmul", report, quick=args.quick, indent=1)
 
 
 if __name__ == "__main__":
