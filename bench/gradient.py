@@ -166,7 +166,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     m = args.rows or (20_000 if args.quick else 1_000_000)
-    args.steps = args.steps or (8 if args.quick else 30)
+    args.steps = args.steps or (4 if args.quick else 30)
     repeats = args.repeats or (1 if args.quick else 3)
     coded_step = args.coded_step_seconds or (0.15 if args.quick else 0.6)
 

@@ -1,6 +1,6 @@
 """Least squares by gradient descent on one placement: coded vs uncoded, dask.array.
 
-X (20000 x 500; ``--quick``: 4000 x 200), 50 gradient steps (``--quick``: 10),
+X (20000 x 500; ``--quick``: 4000 x 200), 50 gradient steps (``--quick``: 4),
 each step one ``X @ w`` and one ``X.T @ r``, on an embedded cluster of 8
 single-threaded workers (one BLAS thread each, as Dask's nanny sets for worker
 processes). Two scenarios, every scheme run side by side in each repeat:
@@ -178,7 +178,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    m, d, steps = (4000, 200, 10) if args.quick else (20000, 500, 50)
+    m, d, steps = (4000, 200, 4) if args.quick else (20000, 500, 50)
     repeats = 1 if args.quick else args.repeats
     rng = np.random.default_rng(0)
     X, b = rng.standard_normal((m, d)), rng.standard_normal(m)
