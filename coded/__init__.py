@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "UncodedCode": "coded.codes",
     "DecodingError": "coded.errors",
     "IllConditionedWarning": "coded.errors",
+    "InconsistentResultsError": "coded.errors",
     "NonFiniteResultError": "coded.errors",
     "NotEnoughResultsError": "coded.errors",
     "ResourceError": "coded.errors",

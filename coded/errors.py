@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 __all__ = [
     "DecodingError",
     "GradientError",
     "IllConditionedWarning",
+    "InconsistentResultsError",
     "NonFiniteResultError",
     "NotEnoughResultsError",
     "ResourceError",
@@ -21,6 +22,26 @@ class DecodingError(ValueError):
 
     The message says how many results are needed and how many arrived.
     """
+
+
+class InconsistentResultsError(DecodingError):
+    """Workers' results disagree: no decode explains them all (a wrong result).
+
+    Raised instead of returning a product that some worker's wrong result would
+    have corrupted (a faulty core, a bad library build, a compromised host).
+
+    Parameters
+    ----------
+    message : str
+        What disagreed.
+    suspect_workers : sequence of int
+        The workers whose results may be wrong: exactly the wrong ones when the
+        spare results locate them, else every worker of the disagreeing set.
+    """
+
+    def __init__(self, message: str, *, suspect_workers: Iterable[int] = ()) -> None:
+        super().__init__(message)
+        self.suspect_workers = tuple(sorted(int(w) for w in suspect_workers))
 
 
 class NotEnoughResultsError(DecodingError):

@@ -190,8 +190,16 @@ class Code(ABC):
     def is_decodable(self, workers: Iterable[int]) -> bool:
         """Whether whole results from `workers` suffice to decode."""
 
+    supports_verify = False
+    """Whether :meth:`decoder` checks results against each other (``verify=``)."""
+
     def decode_results(
-        self, encoded: EncodedOperands, results: Mapping[int, Any]
+        self,
+        encoded: EncodedOperands,
+        results: Mapping[int, Any],
+        *,
+        verify: str = "off",
+        wrong: int = 1,
     ) -> Any:
         """Decode ``A @ B`` from whole worker results ``{worker: left @ right}``.
 
@@ -201,13 +209,41 @@ class Code(ABC):
             What :meth:`encode_operands` returned.
         results : mapping of int to array
             Whole results of some workers.
+        verify : {"off", "detect", "correct"}
+            Check the results against each other first (codes with
+            :attr:`supports_verify`): ``"detect"`` raises
+            :class:`~coded.errors.InconsistentResultsError` on a disagreement,
+            ``"correct"`` decodes without up to `wrong` wrong workers.
+        wrong : int
+            Wrong workers to detect or correct (``wrong`` or ``2 wrong`` spare
+            results beyond a decodable set are needed).
 
         Returns
         -------
         array
             The product ``A @ B``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from coded.codes import MDSCode
+        >>> code = MDSCode(5, 2, field=65537)
+        >>> encoded = code.encode_operands(np.arange(8).reshape(4, 2), [1, 1])
+        >>> results = {i: encoded.lefts[i] @ encoded.right(i) % 65537 for i in range(5)}
+        >>> results[1] = (results[1] + 1) % 65537  # worker 1 returns a wrong result
+        >>> code.decode_results(encoded, results, verify="correct").tolist()
+        [1, 5, 9, 13]
         """
-        decoder = self.decoder(encoded)
+        if verify == "off":
+            decoder = self.decoder(encoded)
+        elif not self.supports_verify:
+            raise ValueError(
+                f"{type(self).__name__} cannot check its results against each other "
+                f"(verify={verify!r}); use verify='off' or an MDS, replication or "
+                "row-MDS code."
+            )
+        else:
+            decoder = self.decoder(encoded, verify=verify, wrong=wrong)
         for worker, value in results.items():
             rows = np.shape(encoded.lefts[worker])[0]
             decoder.add(Piece(worker=worker, start=0, stop=rows, value=value))

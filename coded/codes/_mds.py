@@ -77,21 +77,11 @@ class BlockCode(UnitCode):
     def _encode(self, ops: fields.Operands) -> EncodedOperands:
         m = ops.A.shape[0]
         rows = -(-m // self._G.shape[1])
-        c = 1 if ops.is_vector else ops.B.shape[1]
-        context = UnitContext(
-            m=m,
-            c=c,
-            rows=rows,
-            width=c,
-            is_vector=ops.is_vector,
-            output=ops.output,
-            a_bound=ops.a_bound,
-        )
         return EncodedOperands(
             lefts=self._encode_workers(ops.A, rows),
             rights=None,
             shared_right=_read_only(ops.B),
-            context=context,
+            context=self._row_context(ops, m=m, rows=rows),
         )
 
     def _assemble(self, sources: np.ndarray, context: UnitContext) -> np.ndarray:
@@ -498,21 +488,11 @@ class RowMDSCode(UnitCode):
 
     def _encode(self, ops: fields.Operands) -> EncodedOperands:
         self._check_rows(ops.A)
-        c = 1 if ops.is_vector else ops.B.shape[1]
-        context = UnitContext(
-            m=self.m,
-            c=c,
-            rows=self.block_rows,
-            width=c,
-            is_vector=ops.is_vector,
-            output=ops.output,
-            a_bound=ops.a_bound,
-        )
         return EncodedOperands(
             lefts=self._encode_workers(ops.A, self.block_rows),
             rights=None,
             shared_right=_read_only(ops.B),
-            context=context,
+            context=self._row_context(ops, m=self.m, rows=self.block_rows),
         )
 
     def _shortfall(self, got: int) -> str:

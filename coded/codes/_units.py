@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import warnings
 from abc import abstractmethod
@@ -39,9 +40,16 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from coded.codes import _consistency as consistency
 from coded.codes import _fields as fields
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
-from coded.errors import DecodingError, IllConditionedWarning, NonFiniteResultError
+from coded.codes._consistency import Verify
+from coded.errors import (
+    DecodingError,
+    IllConditionedWarning,
+    InconsistentResultsError,
+    NonFiniteResultError,
+)
 from theory._validation import check_int
 
 __all__ = [
@@ -147,6 +155,13 @@ class UnitContext:
     a_bound : int
         ``d max|A|`` for signed integers over GF(p) (bounds a new B in
         :meth:`UnitCode.encode_right`), else 0.
+    left_noise : float or None
+        Over the reals: bound on the rounding error of one entry of a worker's
+        result per unit 2-norm of B's column (``coded.codes._consistency.row_noise``);
+        None when unknown (GF(p), two-sided codes).
+    noise : tuple of float or None
+        Over the reals: that bound for each column of B (None when unknown); the
+        tolerance of verification (``docs/theory/verification.md``).
     """
 
     m: int
@@ -156,6 +171,16 @@ class UnitContext:
     is_vector: bool
     output: fields.Output
     a_bound: int = 0
+    left_noise: float | None = None
+    noise: tuple[float, ...] | None = None
+
+
+def _column_noise(left_noise: float | None, B: np.ndarray) -> tuple[float, ...] | None:
+    """Per column of B: ``left_noise ||b_c||_2`` (None when `left_noise` is)."""
+    if left_noise is None:
+        return None
+    columns = B.reshape(B.shape[0], -1).astype(np.float64, copy=False)
+    return tuple((left_noise * np.linalg.norm(columns, axis=0)).tolist())
 
 
 class UnitCode(Code):
@@ -171,6 +196,7 @@ class UnitCode(Code):
     _unit_name = "results"
     _max_condition = MAX_CONDITION
     _units_per_result = 1  # units every worker holds, when progress counts results
+    supports_verify = True
 
     @property
     def max_condition(self) -> float:
@@ -212,13 +238,20 @@ class UnitCode(Code):
             return fields.multiply_real
         return functools.partial(fields.multiply_mod, p=self._p)
 
-    def decoder(self, encoded: EncodedOperands) -> UnitDecoder:
+    def decoder(
+        self, encoded: EncodedOperands, *, verify: Verify = "off", wrong: int = 1
+    ) -> UnitDecoder:
         """Return a fresh incremental decoder for `encoded`.
 
         Parameters
         ----------
         encoded : EncodedOperands
             What :meth:`encode_operands` of this code returned.
+        verify : {"off", "detect", "correct"}
+            Check the results against each other before decoding (see
+            :class:`UnitDecoder`).
+        wrong : int
+            Wrong workers to detect (``"detect"``) or correct (``"correct"``).
 
         Returns
         -------
@@ -231,7 +264,7 @@ class UnitCode(Code):
                 "`encoded` must be the EncodedOperands returned by this code's "
                 f"encode_operands, got {type(encoded).__name__}."
             )
-        return UnitDecoder(self, encoded.context)
+        return UnitDecoder(self, encoded.context, verify=verify, wrong=wrong)
 
     def is_decodable(self, workers: Iterable[int]) -> bool:
         """Whether whole results from `workers` suffice to decode.
@@ -281,6 +314,28 @@ class UnitCode(Code):
             part.setflags(write=False)
             parts.append(part)
         return tuple(parts)
+
+    def _row_context(self, ops: fields.Operands, *, m: int, rows: int) -> UnitContext:
+        """Context of a row code's product ``A @ B`` (A coded in blocks of `rows`)."""
+        c = 1 if ops.is_vector else ops.B.shape[1]
+        left_noise = None
+        if self._p is None:
+            A = ops.A
+            largest = float(
+                np.sqrt(np.einsum("ij,ij->i", A, A, dtype=np.float64).max())
+            )
+            left_noise = consistency.row_noise(self._G, largest, A.shape[1], A.dtype)
+        return UnitContext(
+            m=m,
+            c=c,
+            rows=rows,
+            width=c,
+            is_vector=ops.is_vector,
+            output=ops.output,
+            a_bound=ops.a_bound,
+            left_noise=left_noise,
+            noise=_column_noise(left_noise, ops.B),
+        )
 
     @abstractmethod
     def _encode(self, ops: fields.Operands) -> EncodedOperands:
@@ -375,7 +430,13 @@ class UnitCode(Code):
         return dataclasses.replace(
             encoded,
             shared_right=B_,
-            context=dataclasses.replace(context, c=c, width=c, is_vector=B_.ndim == 1),
+            context=dataclasses.replace(
+                context,
+                c=c,
+                width=c,
+                is_vector=B_.ndim == 1,
+                noise=_column_noise(context.left_noise, B_),
+            ),
         )
 
     def repair(
@@ -638,23 +699,53 @@ class UnitDecoder(Decoder):
     received unit (the guard, ``docs/theory/conditioning.md``); pieces added once
     the set is decodable and well conditioned are ignored.
 
+    With verification on, the decoder also :attr:`needs_more` pieces until every
+    row stays decodable without any ``wrong`` workers (``"detect"``) or any
+    ``2 wrong`` (``"correct"``), and :meth:`decode` checks that one product
+    explains every result it holds (exactly over GF(p), within the workers'
+    rounding bound over the reals: ``docs/theory/verification.md``). A
+    disagreement raises :class:`~coded.errors.InconsistentResultsError`
+    (``"detect"``); ``"correct"`` decodes without the wrong workers and names
+    them in :attr:`suspect_workers`.
+
     Parameters
     ----------
     code : UnitCode
         The code.
     context : UnitContext
         From the code's ``encode_operands``.
+    verify : {"off", "detect", "correct"}
+        Whether and how to check the results against each other.
+    wrong : int
+        Wrong workers to detect or correct.
     """
 
-    def __init__(self, code: UnitCode, context: UnitContext):
+    def __init__(
+        self,
+        code: UnitCode,
+        context: UnitContext,
+        *,
+        verify: Verify = "off",
+        wrong: int = 1,
+    ):
         self._code = code
         self._context = context
+        self._verify, self._wrong = consistency.check_verify(verify, wrong)
+        if self._verify != "off" and code._p is None and context.noise is None:
+            raise ValueError(
+                f"`verify={verify!r}` over the reals needs the operands' rounding "
+                "bound, which only the row codes' encode_operands records; use "
+                "verify='off' or a code over GF(p)."
+            )
+        self._spare = consistency.spare_workers(self._verify, self._wrong)
         N = code._G.shape[0]
         self._values: np.ndarray | None = None  # allocated by the first value
         self._is_marked = False  # some rows arrived without values (see mark)
         self._received = np.zeros((N, context.rows), dtype=bool)
         self._usable = np.zeros(context.rows, dtype=np.int64)
         self._cached_plan: _Plan | None = None
+        self._cached_spares: bool | None = None
+        self._suspects: tuple[int, ...] = ()
 
     def add(self, piece: Piece) -> None:
         """Record one piece (validated: worker, row range, shape, dtype, field).
@@ -721,6 +812,7 @@ class UnitDecoder(Decoder):
         received[:] = True
         self._usable = code._usable(self._received)
         self._cached_plan = None
+        self._cached_spares = None
 
     def _buffer(self) -> np.ndarray:
         if self._values is None:
@@ -800,11 +892,103 @@ class UnitDecoder(Decoder):
 
     @property
     def needs_more(self) -> bool:
-        """Decodable, but above ``max_condition`` while units are still missing."""
-        return (
-            self.is_decodable
-            and self._plan().condition > self._code.max_condition
-            and not bool(self._received.all())
+        """Decodable, but above ``max_condition`` or short of spare workers.
+
+        Never once every unit has arrived.
+        """
+        if not self.is_decodable or bool(self._received.all()):
+            return False
+        return self._plan().condition > self._code.max_condition or not self.has_spares
+
+    @property
+    def has_spares(self) -> bool:
+        """Whether every row stays decodable without any of the spare workers.
+
+        The spare workers are ``wrong`` (``"detect"``) or ``2 wrong``
+        (``"correct"``); always true with verification off once decodable.
+        """
+        if self._cached_spares is None:
+            self._cached_spares = self.is_decodable and self._survives(self._spare)
+        return self._cached_spares
+
+    def _survives(self, lost: int) -> bool:
+        """Whether every set of `lost` contributing workers leaves rows decodable."""
+        code, K = self._code, self._code._G.shape[1]
+        offsets = code._offsets
+        contributing = [
+            i
+            for i in range(code.n)
+            if self._received[offsets[i] : offsets[i + 1]].any()
+        ]
+        if len(contributing) < lost:
+            return False
+        for dropped in itertools.combinations(contributing, lost):
+            received = self._received.copy()
+            for i in dropped:
+                received[offsets[i] : offsets[i + 1]] = False
+            if code._usable(received).min() < K:
+                return False
+        return True
+
+    @property
+    def suspect_workers(self) -> tuple[int, ...]:
+        """Workers whose wrong results the last ``"correct"`` decode left out."""
+        return self._suspects
+
+    def _contributors(self) -> list[int]:
+        offsets = self._code._offsets
+        return [
+            i
+            for i in range(self._code.n)
+            if self._received[offsets[i] : offsets[i + 1]].any()
+        ]
+
+    def _verified(self, values: np.ndarray) -> np.ndarray:
+        """Return the units to decode from, once checked against each other.
+
+        ``"detect"`` raises on a disagreement; ``"correct"`` leaves out the
+        workers it locates (recorded in :attr:`suspect_workers`).
+        """
+        if self._verify == "off":
+            return self._received
+        code = self._code
+        owners = np.repeat(np.arange(code.n), np.diff(code._offsets))
+        received = self._received.copy()
+        suspects: set[int] = set()
+        for ts, units in code._patterns(self._received):
+            G_U = code._G[units]
+            Y = values[units][:, ts, :].reshape(units.size, -1)
+            noise = np.tile(self._context.noise, ts.size) if code._p is None else None
+            if self._verify == "detect" and consistency.is_consistent(
+                G_U, Y, code._p, noise
+            ):
+                continue
+            dropped = consistency.locate(
+                G_U, Y, owners[units], code._p, wrong=self._wrong, noise=noise
+            )
+            if self._verify == "detect" or dropped is None:
+                raise self._disagreement(sorted(set(owners[units].tolist())), dropped)
+            for i in dropped:
+                received[code._offsets[i] : code._offsets[i + 1], ts] = False
+            suspects.update(dropped)
+        self._suspects = tuple(sorted(suspects))
+        return received
+
+    def _disagreement(
+        self, workers: list[int], located: tuple[int, ...] | None
+    ) -> InconsistentResultsError:
+        suspects = workers if not located else list(located)
+        if self._verify == "detect":
+            remedy = (
+                f"verify='correct' with {2 * self._wrong} spare workers decodes "
+                "without the wrong ones."
+            )
+        else:
+            remedy = f"more than wrong={self._wrong} of them are wrong."
+        return InconsistentResultsError(
+            f"the results of workers {workers} disagree: no product explains them "
+            f"all (suspect workers {suspects}); {remedy}",
+            suspect_workers=suspects,
         )
 
     def decode(self) -> Any:
@@ -824,6 +1008,12 @@ class UnitDecoder(Decoder):
         """
         if not self.is_decodable:
             raise DecodingError(self._code._shortfall(self.progress[0]))
+        if not self.has_spares:
+            raise DecodingError(
+                f"verify={self._verify!r} needs every row decodable without any "
+                f"{self._spare} of the workers, to check {self._wrong} wrong "
+                f"result(s); results arrived from workers {self._contributors()}."
+            )
         if self._is_marked:
             raise DecodingError(
                 "pieces were marked without their values (mark); decode with a "
@@ -843,7 +1033,10 @@ class UnitDecoder(Decoder):
                 stacklevel=2,
             )
         values = self._buffer().reshape(-1, context.rows, context.width)
-        sources = code._solve_units(values, self._received, plan)
+        received = self._verified(values)
+        if received is not self._received:
+            plan = code._plan(received)
+        sources = code._solve_units(values, received, plan)
         product = code._assemble(sources, context)
         if np.may_share_memory(product, self._values):  # never hand out the buffer
             product = product.copy()

@@ -1,0 +1,237 @@
+r"""Redundant results checked against each other: detect and locate wrong workers.
+
+Received coded units ``Y_U = G_U S`` (``G_U``: the generator rows of the units in
+``U``, ``|U| > K``) are *consistent* when one set of sources explains them all.
+Over GF(p) the test is exact: solve ``S`` from ``K`` of the units and compare the
+others. Over the reals it is the least-squares residual
+``R = (I - Q Q^T) Y_U`` (``Q``: an orthonormal basis of ``G_U``'s columns), which
+annihilates any ``G_U S`` and leaves only the workers' rounding errors ``eta``:
+``||R_j||_2 <= ||eta_j||_2 <= sqrt(|U|) eta_max`` (the projector is orthogonal).
+The tolerance adds the residual's own rounding, ``4 |U| u kappa(G_U) ||Y_j||_2``
+(``u``: float64's unit roundoff; :func:`tolerance`).
+
+The rounding error of one entry of a worker's result, ``eta_max`` per column of the
+product, is bounded from the operands (``docs/theory/verification.md``):
+``|fl(a . b) - a . b| <= gamma_d |a| . |b| <= gamma_d ||a||_2 ||b||_2`` with
+``gamma_d = d u / (1 - d u)`` (any summation order, Higham's Theorem 3.5), and a
+coded row ``a = sum_j G_uj a_j`` computed in floating point adds ``gamma_K``.
+
+An (|U|, K) MDS code has distance ``|U| - K + 1``: ``e`` spare workers beyond a
+decodable set detect up to ``e`` wrong ones and correct up to ``floor(e / 2)``;
+:func:`locate` finds the smallest set of workers whose removal leaves the rest
+consistent, and refuses when that set is not unique.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from coded.codes import _fields as fields
+
+__all__ = [
+    "VERIFY_MODES",
+    "Verify",
+    "check_verify",
+    "is_consistent",
+    "locate",
+    "row_noise",
+    "spare_workers",
+    "tolerance",
+]
+
+Verify = Literal["off", "detect", "correct"]
+VERIFY_MODES: tuple[Verify, ...] = ("off", "detect", "correct")
+_UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
+
+
+def check_verify(verify: object, wrong: object = 1) -> tuple[Verify, int]:
+    """Validate the verification mode and the number of wrong workers it handles.
+
+    Parameters
+    ----------
+    verify : {"off", "detect", "correct"}
+        ``"detect"``: refuse a product whose results disagree; ``"correct"``:
+        decode from the consistent results and name the wrong workers.
+    wrong : int
+        Wrong workers to detect or correct, ``wrong >= 1``.
+
+    Returns
+    -------
+    tuple of (str, int)
+    """
+    if verify not in VERIFY_MODES:
+        raise ValueError(f"`verify` must be one of {VERIFY_MODES}, got {verify!r}.")
+    if isinstance(wrong, bool) or not isinstance(wrong, int | np.integer):
+        raise TypeError(f"`wrong` must be an int, got {type(wrong).__name__}.")
+    if wrong < 1:
+        raise ValueError(f"`wrong` must be >= 1, got wrong={wrong}.")
+    return verify, int(wrong)
+
+
+def spare_workers(verify: Verify, wrong: int) -> int:
+    """Return the spare workers needed: ``wrong`` to detect, ``2 wrong`` to correct."""
+    return {"off": 0, "detect": wrong, "correct": 2 * wrong}[verify]
+
+
+def row_noise(generator: np.ndarray, left_row_norm: float, d: int, dtype) -> float:
+    r"""Bound on one result entry's rounding error per unit 2-norm of B's column.
+
+    ``(gamma_d + gamma_K + gamma_d gamma_K) max_u ||G_u||_1 max_i ||a_i||_2`` in the
+    workers' precision (`dtype`): the coded row is a combination of ``K`` rows of A
+    (``gamma_K``), multiplied by B's column over ``d`` terms (``gamma_d``).
+
+    Parameters
+    ----------
+    generator : array, shape (N, K)
+        The code's real generator.
+    left_row_norm : float
+        Largest 2-norm of a row of A.
+    d : int
+        Inner dimension of ``A @ B``.
+    dtype : numpy dtype
+        The workers' precision (float64, or float32 for float32 operands).
+
+    Returns
+    -------
+    float
+    """
+    u = np.finfo(dtype).eps / 2
+    K = generator.shape[1]
+    gamma_d, gamma_k = _gamma(d, u), _gamma(K, u)
+    spread = float(np.abs(generator).sum(axis=1).max())
+    return (gamma_d + gamma_k + gamma_d * gamma_k) * spread * left_row_norm
+
+
+def _gamma(terms: int, u: float) -> float:
+    return terms * u / (1 - terms * u)
+
+
+def is_consistent(
+    G_U: np.ndarray, Y: np.ndarray, p: int | None, noise: np.ndarray | None = None
+) -> bool:
+    """Whether one set of sources explains every received unit.
+
+    Parameters
+    ----------
+    G_U : array, shape (|U|, K)
+        Generator rows of the received units (full column rank).
+    Y : array, shape (|U|, J)
+        Their values (residues in ``[0, p)`` over GF(p)).
+    p : int or None
+        The field's prime, or None over the reals.
+    noise : array, shape (J,), optional
+        Over the reals: bound on one entry's rounding error in each column.
+
+    Returns
+    -------
+    bool
+    """
+    K = G_U.shape[1]
+    if G_U.shape[0] <= K:
+        return True
+    if p is not None:
+        basis = _pivot_rows(G_U, p)
+        sources = fields.solve(G_U[basis], Y[basis], p)
+        return bool(np.array_equal(fields.matmul(G_U, sources, p), Y))
+    Q, _ = np.linalg.qr(G_U)
+    residual = Y - Q @ (Q.T @ Y)
+    return bool(np.all(np.linalg.norm(residual, axis=0) <= tolerance(G_U, Y, noise)))
+
+
+def tolerance(
+    G_U: np.ndarray, Y: np.ndarray, noise: np.ndarray | None = None
+) -> np.ndarray:
+    r"""Largest least-squares residual of honest real results, per column.
+
+    ``sqrt(|U|) eta_j + 4 |U| u kappa(G_U) ||Y_j||_2``: the workers' rounding
+    (``eta_j`` per entry, passed through an orthogonal projector) plus the
+    residual's own rounding (backward stable QR: ``u kappa`` relative to ``Y``).
+
+    Parameters
+    ----------
+    G_U, Y, noise
+        As :func:`is_consistent`.
+
+    Returns
+    -------
+    array, shape (J,)
+    """
+    size = G_U.shape[0]
+    singular = np.linalg.svd(G_U, compute_uv=False)
+    kappa = singular[0] / singular[-1]
+    eta = np.zeros(Y.shape[1]) if noise is None else np.asarray(noise)
+    rounding = 4 * size * _UNIT_ROUNDOFF * kappa * np.linalg.norm(Y, axis=0)
+    return np.sqrt(size) * eta + rounding
+
+
+def _pivot_rows(G_U: np.ndarray, p: int) -> np.ndarray:
+    """``K`` linearly independent rows of `G_U` modulo `p` (elimination on ``G_U^T``).
+
+    Rows may repeat (replication), so the first ``K`` need not be independent.
+    """
+    work = np.mod(G_U.T, p)
+    pivots: list[int] = []
+    for column in range(work.shape[1]):
+        row = len(pivots)
+        if row == work.shape[0]:
+            break
+        nonzero = np.flatnonzero(work[row:, column])
+        if nonzero.size == 0:
+            continue
+        swap = row + nonzero[0]
+        work[[row, swap]] = work[[swap, row]]
+        work[row] = work[row] * pow(int(work[row, column]), -1, p) % p
+        factors = work[:, column].copy()
+        factors[row] = 0
+        work = (work - np.outer(factors, work[row]) % p) % p
+        pivots.append(column)
+    return np.array(pivots, dtype=np.int64)
+
+
+def locate(
+    G_U: np.ndarray,
+    Y: np.ndarray,
+    owners: Sequence[int],
+    p: int | None,
+    *,
+    wrong: int,
+    noise: np.ndarray | None = None,
+) -> tuple[int, ...] | None:
+    """Find the smallest set of at most `wrong` workers whose removal leaves agreement.
+
+    Parameters
+    ----------
+    G_U, Y, p, noise
+        As :func:`is_consistent`.
+    owners : sequence of int, length |U|
+        The worker that returned each unit.
+    wrong : int
+        Largest set to try.
+
+    Returns
+    -------
+    tuple of int or None
+        ``()`` if the units are consistent, the workers to drop if exactly one set
+        of the smallest size works, None if no set of at most `wrong` workers
+        does or several do (the wrong workers cannot be told apart).
+    """
+    owners = np.asarray(owners)
+    K = G_U.shape[1]
+    workers = sorted(set(owners.tolist()))
+    for size in range(wrong + 1):
+        found = []
+        for dropped in itertools.combinations(workers, size):
+            keep = ~np.isin(owners, dropped)
+            if np.count_nonzero(keep) > K and is_consistent(
+                G_U[keep], Y[keep], p, noise
+            ):
+                found.append(dropped)
+        if len(found) == 1:
+            return found[0]
+        if found:
+            return None
+    return None

@@ -1,0 +1,194 @@
+"""Verification: spare results catch wrong ones (detect) and decode around them.
+
+An (|U|, K) MDS code restricted to the received units has distance |U| - K + 1, so e
+spare workers beyond a decodable set detect any e wrong results and correct any
+floor(e / 2). Over the reals the check is a least-squares residual against the
+workers' rounding bound, which an honest run never exceeds.
+"""
+
+import numpy as np
+import pytest
+from _codes_support import exact_product, worker_results
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from coded.codes import DEFAULT_PRIME, MDSCode, Piece, PolynomialCode
+from coded.codes._consistency import is_consistent, locate, tolerance
+from coded.errors import DecodingError, InconsistentResultsError
+from coded.testing import codes, operands
+
+FIELDS = [None, DEFAULT_PRIME]
+ROW_CODES = ("mds", "replication", "row_mds")
+
+
+def _decoder(code, encoded, results, verify, wrong):
+    decoder = code.decoder(encoded, verify=verify, wrong=wrong)
+    for worker, value in results.items():
+        decoder.add(Piece(worker=worker, start=0, stop=len(value), value=value))
+    return decoder
+
+
+def _corrupt(results, wrong, data, field):
+    """Add a nonzero error to one entry of each worker in `wrong`."""
+    bad = {i: np.array(v, copy=True) for i, v in results.items()}
+    for i in wrong:
+        flat = bad[i].reshape(-1)
+        entry = data.draw(st.integers(0, flat.size - 1), label=f"entry of {i}")
+        if field is None:
+            scale = max(1.0, float(np.abs(flat).max()))
+            flat[entry] += data.draw(st.sampled_from([1e-6, -1e-3, 1.0])) * scale
+        else:
+            flat[entry] = (flat[entry] + data.draw(st.integers(1, field - 1))) % field
+    return bad
+
+
+def _spare_code(data, field, min_spare):
+    code = data.draw(codes(max_n=8, field=field, kinds=ROW_CODES), label="code")
+    A, B = data.draw(operands(field=field, m=getattr(code, "m", None), max_size=5))
+    encoded = code.encode_operands(A, B)
+    results = worker_results(code, encoded)
+    return code, A, B, encoded, results
+
+
+def _check_product(C, A, B, field):
+    exact = exact_product(A, B)
+    if field is None:
+        np.testing.assert_allclose(C, exact, rtol=1e-9, atol=1e-9 * np.abs(exact).max())
+    else:
+        np.testing.assert_array_equal(C, exact)
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@given(data=st.data())
+def test_up_to_e_wrong_results_are_detected(field, data):
+    code, _, _, encoded, results = _spare_code(data, field, 1)
+    e = data.draw(st.integers(1, 3), label="e")
+    assume(_decoder(code, encoded, results, "detect", e).has_spares)
+    contributors = sorted(i for i, value in results.items() if np.size(value))
+    wrong = data.draw(
+        st.lists(st.sampled_from(contributors), min_size=1, max_size=e, unique=True),
+        label="wrong",
+    )
+    bad = _corrupt(results, wrong, data, field)
+    decoder = _decoder(code, encoded, bad, "detect", e)
+    received = set(decoder._contributors())
+    assume(received & set(wrong))  # a wrong result the decoder never read is harmless
+    with pytest.raises(InconsistentResultsError) as info:
+        decoder.decode()
+    assert set(wrong) & received <= set(info.value.suspect_workers)
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@given(data=st.data())
+def test_up_to_half_the_spares_wrong_are_corrected_and_named(field, data):
+    code, A, B, encoded, results = _spare_code(data, field, 2)
+    t = data.draw(st.integers(1, 2), label="t")
+    assume(_decoder(code, encoded, results, "correct", t).has_spares)
+    wrong = data.draw(
+        st.lists(
+            st.sampled_from([i for i, v in results.items() if np.size(v)]),
+            max_size=t,
+            unique=True,
+        ),
+        label="wrong",
+    )
+    decoder = _decoder(
+        code, encoded, _corrupt(results, wrong, data, field), "correct", t
+    )
+    C = decoder.decode()
+    _check_product(C, A, B, field)
+    read = set(decoder._contributors())
+    assert set(decoder.suspect_workers) == set(wrong) & read
+
+
+@given(
+    n=st.integers(2, 10),
+    spare=st.integers(1, 3),
+    d=st.integers(1, 300),
+    log_scale=st.integers(-30, 30),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_honest_real_results_are_never_flagged(n, spare, d, log_scale, seed):
+    """Random data of any scale and inner dimension: the tolerance holds."""
+    k = max(1, n - spare)
+    code = MDSCode(n, k, max_condition=np.inf)
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((3 * k, d)) * 10.0**log_scale
+    B = rng.standard_normal((d, 2))
+    B[:, 1] = 0.0  # an all-zero column: any error there is a wrong result
+    encoded = code.encode_operands(A, B)
+    results = worker_results(code, encoded)
+    C = code.decode_results(encoded, results, verify="detect", wrong=n - k)
+    np.testing.assert_allclose(C, A @ B, rtol=1e-8, atol=1e-8 * np.abs(A @ B).max())
+
+
+def test_honest_results_pass_at_the_guards_condition_number():
+    """A generator near max_condition = 1e6: honest least-squares residuals pass."""
+    rng = np.random.default_rng(0)
+    G = np.vander(np.linspace(1.0, 1.05, 6), 4, increasing=True)
+    assert 1e5 < np.linalg.cond(G) < 1e7
+    sources = rng.standard_normal((4, 50))
+    Y = G @ sources
+    assert is_consistent(G, Y, None, noise=np.zeros(50))
+    Y[2, 7] += 1e-3 * np.abs(Y).max()
+    assert not is_consistent(G, Y, None, noise=np.zeros(50))
+
+
+def test_tolerance_grows_with_the_noise_bound_and_conditioning():
+    G = np.vstack([np.eye(2), np.ones((1, 2))])
+    Y = np.ones((3, 1))
+    assert tolerance(G, Y, np.array([1.0]))[0] > tolerance(G, Y, np.array([0.0]))[0]
+    assert tolerance(G, Y)[0] > 0
+
+
+def test_a_wrong_systematic_block_is_located_over_gf_p():
+    code = MDSCode(6, 3, field=DEFAULT_PRIME)
+    A, x = np.arange(18).reshape(6, 3), np.array([1, -1, 2])
+    encoded = code.encode_operands(A, x)
+    results = worker_results(code, encoded)
+    results[0] = (results[0] + 5) % DEFAULT_PRIME
+    C = code.decode_results(encoded, results, verify="correct")
+    np.testing.assert_array_equal(C, A @ x)
+    decoder = _decoder(code, encoded, results, "correct", 1)
+    decoder.decode()
+    assert decoder.suspect_workers == (0,)
+
+
+def test_locate_refuses_when_two_sets_explain_the_results():
+    G = np.vstack([np.eye(2), np.ones((1, 2))])  # (3, 2): one spare
+    Y = G @ np.ones((2, 1))
+    Y[0] += 1.0
+    assert locate(G, Y, [0, 1, 2], None, wrong=1) is None
+
+
+def test_detect_without_spares_refuses_to_decode():
+    code = MDSCode(4, 3, field=DEFAULT_PRIME)
+    A, x = np.arange(6).reshape(3, 2), np.array([1, 1])
+    encoded = code.encode_operands(A, x)
+    results = worker_results(code, encoded, [0, 1, 2])
+    with pytest.raises(DecodingError, match="decodable without any 1 of the workers"):
+        code.decode_results(encoded, results, verify="detect")
+
+
+def test_bad_verify_arguments_are_named():
+    code = MDSCode(4, 2)
+    encoded = code.encode_operands(np.ones((2, 2)), np.ones(2))
+    with pytest.raises(ValueError, match="`verify` must be one of"):
+        code.decoder(encoded, verify="maybe")
+    with pytest.raises(ValueError, match="`wrong` must be >= 1"):
+        code.decoder(encoded, verify="detect", wrong=0)
+    with pytest.raises(TypeError, match="`wrong` must be an int"):
+        code.decoder(encoded, verify="detect", wrong=1.5)
+
+
+def test_polynomial_codes_verify_over_gf_p_only():
+    A, B = np.arange(8).reshape(4, 2), np.arange(6).reshape(2, 3)
+    exact = PolynomialCode(6, 2, 1, field=DEFAULT_PRIME)
+    encoded = exact.encode_operands(A, B)
+    results = worker_results(exact, encoded)
+    results[4] = (results[4] + 1) % DEFAULT_PRIME
+    C = exact.decode_results(encoded, results, verify="correct")
+    np.testing.assert_array_equal(C, A @ B)
+    real = PolynomialCode(6, 2, 1)
+    with pytest.raises(ValueError, match="needs the operands' rounding bound"):
+        real.decoder(real.encode_operands(A * 1.0, B * 1.0), verify="detect")
