@@ -12,7 +12,7 @@ erasure repair of lost shares against placing A again from scratch (medians over
 ``--repeats``).
 
     python bench/soak.py            # 1000 + 1000 calls, twice
-    python bench/soak.py --quick    # 100 + 100 calls, LocalCodedCluster only
+    python bench/soak.py --quick    # 50 + 50 calls, LocalCodedCluster only (smoke)
 """
 
 from __future__ import annotations
@@ -190,12 +190,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="100 + 100 calls")
+    parser.add_argument("--quick", action="store_true", help="50 + 50 calls")
     parser.add_argument(
         "--no-baseline", action="store_true", help="skip the plain Dask cluster"
     )
     args = parser.parse_args()
-    calls, warmup = (100, 20) if args.quick else (args.calls, args.warmup)
+    calls, warmup = (50, 10) if args.quick else (args.calls, args.warmup)
     rng = np.random.default_rng(0)
     print(f"soak on {N_WORKERS} worker processes ({os.cpu_count()} cores here)")
     print("LocalCodedCluster (configured for long runs)")
@@ -203,7 +203,7 @@ def main() -> None:
         client = cluster.client
         results = {"soak": soak(client, calls, warmup, rng)}
         results["repair"] = repair_vs_replace(
-            client, 3 if args.quick else args.repeats, rng, 8000, 500
+            client, 2 if args.quick else args.repeats, rng, 8000, 500
         )
     if not (args.quick or args.no_baseline):
         results["baseline_dask_defaults"] = baseline(calls, warmup)
