@@ -2,13 +2,17 @@
 
 Runs ``--calls`` fresh ``coded_matmul`` calls and as many calls on one placement
 on an embedded cluster of worker processes, after a warm-up, and prints at start
-and end: the client's RSS, each worker's RSS and stored bytes, and the tasks the
-scheduler holds. Targets: no task left beyond the placement's shares, and memory
-growth <= 16 MiB per 1000 calls after warm-up. Then times erasure repair of lost
-shares against placing A again from scratch (medians over ``--repeats``).
+and end: the client's RSS (the scheduler runs in this process), each worker's RSS
+and stored bytes, and the tasks the scheduler holds. Targets: no task left beyond
+the placement's shares, and memory growth <= 16 MiB per 1000 calls after warm-up,
+client and each worker. The full run soaks twice: on a ``LocalCodedCluster``
+(configured for long runs) and, as the baseline, on a plain Dask ``LocalCluster``
+of the same shape with Dask's defaults (``--no-baseline`` skips it). Then times
+erasure repair of lost shares against placing A again from scratch (medians over
+``--repeats``).
 
-    python bench/soak.py            # 1000 + 1000 calls
-    python bench/soak.py --quick    # 100 + 100 calls
+    python bench/soak.py            # 1000 + 1000 calls, twice
+    python bench/soak.py --quick    # 50 + 50 calls, LocalCodedCluster only (smoke)
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ import time
 
 import numpy as np
 from _harness import write_results
+from distributed import Client, LocalCluster
 
 import coded
 
 TARGET_MIB_PER_1000 = 16.0
+N_WORKERS = 6
 
 
 def _scheduler_tasks(dask_scheduler) -> int:
@@ -55,13 +61,18 @@ def snapshot(client) -> dict:
 
 
 def _growth_per_1000(start: dict, end: dict, calls: int) -> dict:
+    """MiB of RSS growth per 1000 calls: the client and each worker."""
     client = (end["client_rss_mib"] - start["client_rss_mib"]) * 1000 / calls
-    workers = [
-        (end["worker_rss_mib"][a] - start["worker_rss_mib"][a]) * 1000 / calls
+    workers = {
+        a: (end["worker_rss_mib"][a] - start["worker_rss_mib"][a]) * 1000 / calls
         for a in start["worker_rss_mib"]
         if a in end["worker_rss_mib"]
-    ]
-    return {"client_mib": client, "max_worker_mib": max(workers, default=0.0)}
+    }
+    return {
+        "client_mib": client,
+        "worker_mib": workers,
+        "max_worker_mib": max(workers.values(), default=0.0),
+    }
 
 
 def _print(label: str, snap: dict) -> None:
@@ -119,7 +130,8 @@ def soak(client, calls: int, warmup: int, rng) -> dict:
             "tasks_after_release": after,
             "meets_target": leftover == 0
             and after == 0
-            and max(growth.values()) <= TARGET_MIB_PER_1000,
+            and max(growth["client_mib"], growth["max_worker_mib"])
+            <= TARGET_MIB_PER_1000,
         }
     return results
 
@@ -158,22 +170,43 @@ def repair_vs_replace(client, repeats: int, rng, rows: int, d: int) -> dict:
     return out
 
 
+def baseline(calls: int, warmup: int) -> dict:
+    """The soak on a plain Dask ``LocalCluster``: Dask's defaults, spans kept."""
+    print("baseline: a plain Dask LocalCluster of the same shape, Dask's defaults")
+    with (
+        LocalCluster(
+            n_workers=N_WORKERS,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        return soak(client, calls, warmup, np.random.default_rng(0))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="100 + 100 calls")
+    parser.add_argument("--quick", action="store_true", help="50 + 50 calls")
+    parser.add_argument(
+        "--no-baseline", action="store_true", help="skip the plain Dask cluster"
+    )
     args = parser.parse_args()
-    calls, warmup = (100, 20) if args.quick else (args.calls, args.warmup)
+    calls, warmup = (50, 10) if args.quick else (args.calls, args.warmup)
     rng = np.random.default_rng(0)
-    print(f"soak on 6 worker processes (this machine: {os.cpu_count()} cores)")
-    with coded.LocalCodedCluster(n_workers=6, processes=True) as cluster:
+    print(f"soak on {N_WORKERS} worker processes ({os.cpu_count()} cores here)")
+    print("LocalCodedCluster (configured for long runs)")
+    with coded.LocalCodedCluster(n_workers=N_WORKERS, processes=True) as cluster:
         client = cluster.client
         results = {"soak": soak(client, calls, warmup, rng)}
         results["repair"] = repair_vs_replace(
-            client, 3 if args.quick else args.repeats, rng, 8000, 500
+            client, 2 if args.quick else args.repeats, rng, 8000, 500
         )
+    if not (args.quick or args.no_baseline):
+        results["baseline_dask_defaults"] = baseline(calls, warmup)
     write_results("soak", results, quick=args.quick)
 
 

@@ -6,11 +6,15 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+import dask.config
 from distributed import Client, LocalCluster
+from distributed.scheduler import DEFAULT_EXTENSIONS as SCHEDULER_EXTENSIONS
+from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 
 from theory._validation import check_int
 
 __all__ = [
+    "LONG_RUN_CONFIG",
     "LocalCodedCluster",
     "check_client",
     "client_for_call",
@@ -18,6 +22,21 @@ __all__ = [
     "worker_addresses",
     "worker_addresses_async",
 ]
+
+
+LONG_RUN_CONFIG: dict[str, int] = {
+    "distributed.admin.low-level-log-length": 100,
+    "distributed.diagnostics.computations.max-history": 10,
+}
+"""Dask settings that keep a long-lived embedded cluster's memory flat.
+
+Every Dask server keeps its last ``low-level-log-length`` messages and events
+(default 1000: the batched comms' recent messages, the scheduler's transition
+log and event topics, the worker's state-machine logs) and the scheduler its
+last ``computations.max-history`` computations (default 100). Full at their
+defaults, these hold tens of MiB; a coded call sends a handful of messages, so
+at 100 they are full within a few dozen calls and stay that size.
+"""
 
 
 class LocalCodedCluster:
@@ -33,6 +52,12 @@ class LocalCodedCluster:
     threads_per_worker : int
         Threads per worker, ``>= 1``; coded workers are single-threaded by
         default so that one straggling task occupies its worker.
+    spans : bool
+        Keep Dask's spans extension (default off). The scheduler opens a span
+        for every call that finds the cluster idle and never forgets it
+        (dask/distributed#7977), and every worker keeps fine metrics per span:
+        memory that grows with every call. Without spans Dask keeps the same
+        metrics per task prefix; only the dashboard's per-span breakdown is lost.
     **cluster_kwargs
         Passed on to ``distributed.LocalCluster``. In-process workers get
         ``memory_limit`` = the machine's memory unless it is given: they share
@@ -63,6 +88,7 @@ class LocalCodedCluster:
         *,
         processes: bool = False,
         threads_per_worker: int = 1,
+        spans: bool = False,
         **cluster_kwargs: Any,
     ) -> None:
         self.n_workers = check_int(n_workers, "n_workers", min_value=1)
@@ -74,6 +100,8 @@ class LocalCodedCluster:
             import psutil
 
             cluster_kwargs.setdefault("memory_limit", psutil.virtual_memory().total)
+        if not spans:
+            _drop_spans(cluster_kwargs)
         self.cluster_kwargs = {"dashboard_address": ":0", **cluster_kwargs}
         self._cluster: LocalCluster | None = None
         self._client: Client | None = None
@@ -86,13 +114,16 @@ class LocalCodedCluster:
         return self._client
 
     def __enter__(self) -> LocalCodedCluster:
-        self._cluster = LocalCluster(
-            n_workers=self.n_workers,
-            threads_per_worker=self.threads_per_worker,
-            processes=self.processes,
-            **self.cluster_kwargs,
-        )
-        self._client = Client(self._cluster)
+        # the scheduler, the client and each worker (through its nanny) read
+        # these settings when they start
+        with dask.config.set(LONG_RUN_CONFIG):
+            self._cluster = LocalCluster(
+                n_workers=self.n_workers,
+                threads_per_worker=self.threads_per_worker,
+                processes=self.processes,
+                **self.cluster_kwargs,
+            )
+            self._client = Client(self._cluster)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -105,6 +136,25 @@ class LocalCodedCluster:
         if self._cluster is not None:
             self._cluster.close()
         self._client = self._cluster = None
+
+
+def _drop_spans(cluster_kwargs: dict[str, Any]) -> None:
+    """Start the scheduler and the workers without the spans extension.
+
+    Both or neither: a worker with it reports span metrics in its heartbeats,
+    which a scheduler without it cannot take. Extensions given explicitly win.
+    """
+    scheduler_kwargs = dict(cluster_kwargs.get("scheduler_kwargs") or {})
+    if "extensions" not in scheduler_kwargs:
+        extensions = dict(SCHEDULER_EXTENSIONS)
+        del extensions["spans"]
+        if not dask.config.get("distributed.scheduler.work-stealing"):
+            extensions.pop("stealing", None)
+        scheduler_kwargs["extensions"] = extensions
+    cluster_kwargs["scheduler_kwargs"] = scheduler_kwargs
+    cluster_kwargs.setdefault(
+        "extensions", {k: v for k, v in WORKER_EXTENSIONS.items() if k != "spans"}
+    )
 
 
 def check_client(client: object) -> Client:
