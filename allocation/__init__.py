@@ -8,7 +8,13 @@ shifted-exponential profiles to measured task times. Needs only numpy, scipy and
 
 from __future__ import annotations
 
-from allocation._estimate import ProfileFit, estimate_profile, fit_profile
+from allocation._estimate import (
+    ProfileError,
+    ProfileFit,
+    UnidentifiedCostWarning,
+    estimate_profile,
+    fit_profile,
+)
 from allocation._solvers import (
     solve_bpcc,
     solve_hcmm,
@@ -20,7 +26,9 @@ from allocation._types import Allocation
 
 __all__ = [
     "Allocation",
+    "ProfileError",
     "ProfileFit",
+    "UnidentifiedCostWarning",
     "estimate_profile",
     "fit_profile",
     "solve_bpcc",
