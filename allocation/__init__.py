@@ -11,7 +11,6 @@ from __future__ import annotations
 from allocation._estimate import (
     ProfileError,
     ProfileFit,
-    UnidentifiedCostWarning,
     estimate_profile,
     fit_profile,
 )
@@ -28,7 +27,6 @@ __all__ = [
     "Allocation",
     "ProfileError",
     "ProfileFit",
-    "UnidentifiedCostWarning",
     "estimate_profile",
     "fit_profile",
     "solve_bpcc",

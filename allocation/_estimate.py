@@ -19,7 +19,6 @@ from theory._validation import check_finite_matrix
 __all__ = [
     "ProfileError",
     "ProfileFit",
-    "UnidentifiedCostWarning",
     "estimate_profile",
     "fit_profile",
 ]
@@ -31,10 +30,6 @@ _IDENTIFIED_SIGMAS = 1.96  # a is identified when its 95% interval excludes 0
 
 class ProfileError(ValueError):
     """A solver cannot use the profile it was given; the message says what to do."""
-
-
-class UnidentifiedCostWarning(UserWarning):
-    """The timed kernels cannot tell some workers' per-row cost ``a`` from 0."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
