@@ -8,7 +8,12 @@ shifted-exponential profiles to measured task times. Needs only numpy, scipy and
 
 from __future__ import annotations
 
-from allocation._estimate import ProfileFit, estimate_profile, fit_profile
+from allocation._estimate import (
+    ProfileError,
+    ProfileFit,
+    estimate_profile,
+    fit_profile,
+)
 from allocation._solvers import (
     solve_bpcc,
     solve_hcmm,
@@ -20,6 +25,7 @@ from allocation._types import Allocation
 
 __all__ = [
     "Allocation",
+    "ProfileError",
     "ProfileFit",
     "estimate_profile",
     "fit_profile",

@@ -16,10 +16,20 @@ from scipy import stats
 from theory import WorkerProfile
 from theory._validation import check_finite_matrix
 
-__all__ = ["ProfileFit", "estimate_profile", "fit_profile"]
+__all__ = [
+    "ProfileError",
+    "ProfileFit",
+    "estimate_profile",
+    "fit_profile",
+]
 
 _FLAG_SIGMAS = 3.0
 _KS_LEVEL = 0.01
+_IDENTIFIED_SIGMAS = 1.96  # a is identified when its 95% interval excludes 0
+
+
+class ProfileError(ValueError):
+    """A solver cannot use the profile it was given; the message says what to do."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -39,6 +49,19 @@ class ProfileFit:
         Why each worker is flagged (empty when it is not).
     loads, times : numpy.ndarray, shape (n, s)
         The data the fit was made from (rows and seconds per task).
+    a_identified : numpy.ndarray of bool, shape (n,)
+        False where the data cannot tell ``a_i`` from 0: its estimate is within
+        1.96 standard errors of 0 (the per-task cost or the random part
+        dominates the kernels). Such a worker's ``a_i`` may be 0 in `profile`;
+        the solvers then cap its load at ``m`` rows unless `l_max` says
+        otherwise (`unidentified` lists them).
+    call_seconds, call_se : float
+        The fixed cost of a whole call besides its tasks (graph submission,
+        dispatch, gather, decode, release) and its standard error, in seconds
+        (0: not measured; `coded.profile_workers` measures it).
+    encode_flops_per_second : float
+        The client's rate at encoding (flops of the parity product per second;
+        0: not measured).
     """
 
     profile: WorkerProfile
@@ -49,11 +72,38 @@ class ProfileFit:
     reasons: tuple[str, ...]
     loads: np.ndarray
     times: np.ndarray
+    a_identified: np.ndarray | None = None
+    call_seconds: float = 0.0
+    call_se: float = 0.0
+    encode_flops_per_second: float = 0.0
+
+    def __post_init__(self) -> None:
+        identified = (
+            np.ones(self.profile.n, dtype=bool)
+            if self.a_identified is None
+            else np.asarray(self.a_identified, dtype=bool)
+        )
+        if identified.shape != (self.profile.n,):
+            raise ValueError(
+                f"`a_identified` must have one entry per worker ({self.profile.n}), "
+                f"got shape {identified.shape}."
+            )
+        object.__setattr__(self, "a_identified", identified)
+        for name in ("call_seconds", "call_se", "encode_flops_per_second"):
+            value = float(getattr(self, name))
+            if not np.isfinite(value) or value < 0.0:
+                raise ValueError(f"`{name}` must be finite and >= 0, got {value}.")
+            object.__setattr__(self, name, value)
 
     @property
     def n(self) -> int:
         """Number of workers."""
         return self.profile.n
+
+    @property
+    def unidentified(self) -> tuple[int, ...]:
+        """Workers whose per-row cost ``a`` the data cannot tell from 0."""
+        return tuple(int(i) for i in np.flatnonzero(~self.a_identified))
 
 
 def _validated(loads: object, times: object) -> tuple[np.ndarray, np.ndarray]:
@@ -86,6 +136,7 @@ class _Worker:
     a_se: float
     mu_se: float
     reasons: tuple[str, ...]
+    a_raw: float  # the estimate before clipping at 0
 
 
 def _per_row(loads, times, unbiased) -> _Worker | None:
@@ -99,7 +150,9 @@ def _per_row(loads, times, unbiased) -> _Worker | None:
         scale = scale * s / (s - 1)
         shift = shift - scale / s
     mu = 1.0 / scale
-    return _Worker(0.0, max(shift, 0.0), mu, 0.0, scale / s, mu / np.sqrt(s - 1), ())
+    return _Worker(
+        0.0, max(shift, 0.0), mu, 0.0, scale / s, mu / np.sqrt(s - 1), (), shift
+    )
 
 
 def _two_loads(levels, groups, unbiased) -> _Worker | None:
@@ -137,7 +190,7 @@ def _two_loads(levels, groups, unbiased) -> _Worker | None:
     )
     if residuals.size >= 8 and stats.kstest(residuals, "expon").pvalue < _KS_LEVEL:
         reasons.append("the times are not shifted exponential (KS p < 0.01)")
-    return _Worker(max(c, 0.0), max(a, 0.0), mu, c_se, a_se, mu_se, tuple(reasons))
+    return _Worker(max(c, 0.0), max(a, 0.0), mu, c_se, a_se, mu_se, tuple(reasons), a)
 
 
 def fit_profile(loads: object, times: object, *, unbiased: bool = True) -> ProfileFit:
@@ -190,6 +243,13 @@ def fit_profile(loads: object, times: object, *, unbiased: bool = True) -> Profi
     standardised residuals fail a Kolmogorov-Smirnov test against Exp(1) at the
     1% level (8 or more tasks).
 
+    ``a_identified[i]`` is False when the unclipped estimate of ``a_i`` is not
+    above 1.96 of its standard errors: the kernels cannot tell the per-row
+    cost from 0 (the per-task cost or the random part dominates them). The
+    profile keeps the clipped estimate (possibly 0), and the solvers cap such
+    a worker's load at ``m`` rows by default (more never helps a decoder that
+    needs ``m``); time longer kernels (larger `loads`) to identify it.
+
     Examples
     --------
     >>> import numpy as np
@@ -218,7 +278,7 @@ def fit_profile(loads: object, times: object, *, unbiased: bool = True) -> Profi
                 "unbounded; time more tasks or larger loads."
             )
         workers.append(fit)
-    numbers = ("c", "a", "mu", "c_se", "a_se", "mu_se")
+    numbers = ("c", "a", "mu", "c_se", "a_se", "mu_se", "a_raw")
     column = {f: np.array([getattr(w, f) for w in workers]) for f in numbers}
     return ProfileFit(
         profile=WorkerProfile(a=column["a"], mu=column["mu"], c=column["c"]),
@@ -229,6 +289,7 @@ def fit_profile(loads: object, times: object, *, unbiased: bool = True) -> Profi
         reasons=tuple("; ".join(w.reasons) for w in workers),
         loads=np.array(loads),
         times=times,
+        a_identified=column["a_raw"] > _IDENTIFIED_SIGMAS * column["a_se"],
     )
 
 

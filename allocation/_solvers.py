@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from allocation._estimate import ProfileFit
+from allocation._estimate import ProfileError, ProfileFit
 from allocation._types import Allocation
 from theory import (
     GroupProfile,
@@ -43,7 +43,6 @@ from theory import (
     expected_allocation_latency,
     expected_order_statistics,
     expected_rows,
-    hcmm_lambda,
     hcmm_latency,
     hcmm_loads,
     kim_bound,
@@ -88,9 +87,22 @@ class _Grain:
     m: int  # rows of A
     u: int  # source blocks the decoder needs
     v: int  # rows per block
+    costs: tuple[float, float] = (0.0, 0.0)  # a fit's call seconds, encode rate
 
 
-def _grain(workers: WorkerProfile, m: int, blocks: object) -> _Grain:
+def _costs(profile: object) -> tuple[float, float]:
+    """Return a fit's whole-call cost and encoding rate (zeros for a profile)."""
+    if isinstance(profile, ProfileFit):
+        return profile.call_seconds, profile.encode_flops_per_second
+    return 0.0, 0.0
+
+
+def _grain(
+    workers: WorkerProfile,
+    m: int,
+    blocks: object,
+    costs: tuple[float, float] = (0.0, 0.0),
+) -> _Grain:
     """Choose ``v = ceil(m / blocks)`` rows per block and the per-block profile."""
     if blocks is None:
         blocks = (
@@ -101,8 +113,8 @@ def _grain(workers: WorkerProfile, m: int, blocks: object) -> _Grain:
     blocks = check_int(blocks, "blocks", min_value=1, max_value=m)
     v = -(-m // blocks)
     if v == 1:
-        return _Grain(workers, m, m, 1)
-    return _Grain(workers.per_block(v), m, -(-m // v), v)
+        return _Grain(workers, m, m, 1, costs)
+    return _Grain(workers.per_block(v), m, -(-m // v), v, costs)
 
 
 def _finish(
@@ -129,6 +141,8 @@ def _finish(
         solver=solver,
         overhead=overhead,
         block_rows=grain.v,
+        call_seconds=grain.costs[0],
+        encode_flops_per_second=grain.costs[1],
     )
 
 
@@ -199,8 +213,8 @@ def _top_up(workers, m, tau, loads, batches, overhead, cap):
     return loads, batches
 
 
-def _cap_blocks(l_max: object, grain: _Grain, *, default: float) -> np.ndarray:
-    """Return the per-worker cap ``l_max`` (rows) in whole blocks; `default` if None."""
+def _caps(l_max: object, grain: _Grain, *, default: float) -> np.ndarray:
+    """Validate ``l_max`` (rows) and return it in whole blocks; `default` if None."""
     n = grain.workers.n
     if l_max is None:
         return np.full(n, float(default))
@@ -212,7 +226,15 @@ def _cap_blocks(l_max: object, grain: _Grain, *, default: float) -> np.ndarray:
         )
     if np.any(np.isnan(caps)) or np.any(caps <= 0.0):
         raise ValueError(f"`l_max` entries must be > 0 rows, got {caps.tolist()}.")
-    blocks = np.floor(np.broadcast_to(caps, (n,)) / grain.v)
+    return np.floor(np.broadcast_to(caps, (n,)) / grain.v)
+
+
+def _cap_blocks(l_max: object, grain: _Grain, *, default: float) -> np.ndarray:
+    """Return the per-worker cap ``l_max`` (rows) in whole blocks; `default` if None.
+
+    A coded allocation needs room for more than ``u`` blocks.
+    """
+    blocks = _caps(l_max, grain, default=default)
     if float(blocks.sum()) <= grain.u:
         raise ValueError(
             f"`l_max` is too small: the workers hold at most {int(blocks.sum())} "
@@ -220,6 +242,18 @@ def _cap_blocks(l_max: object, grain: _Grain, *, default: float) -> np.ndarray:
             f"(m={grain.m} rows); raise `l_max` or add workers."
         )
     return blocks
+
+
+def _check_bounded(a: np.ndarray, cap: np.ndarray, solver: str) -> None:
+    """Raise ProfileError if a worker with ``a = 0`` has no finite load cap."""
+    unbounded = np.flatnonzero((a == 0.0) & np.isinf(cap))
+    if unbounded.size:
+        raise ProfileError(
+            f"{solver}: workers {unbounded.tolist()} have per-row cost a = 0 (not "
+            "identified by the profile) and `l_max` is infinite, so their optimal "
+            "load is unbounded; leave `l_max` at its default (m rows), give a "
+            "finite `l_max`, or profile with larger `loads` so that a is measured."
+        )
 
 
 def _check_batches(batches: object) -> object:
@@ -294,7 +328,7 @@ def solve_uniform(
     [3, 3, 3, 3]
     """
     workers, m = _check_problem(profile, m)
-    grain = _grain(workers, m, blocks)
+    grain = _grain(workers, m, blocks, _costs(profile))
     n, u = workers.n, grain.u
     if n_rows is not None and redundancy is not None:
         raise ValueError("give at most one of `n_rows` and `redundancy`, got both.")
@@ -330,7 +364,11 @@ def solve_uniform(
 
 
 def solve_load_balanced(
-    profile: WorkerProfile | GroupProfile, m: int, *, blocks: int | None = None
+    profile: WorkerProfile | GroupProfile,
+    m: int,
+    *,
+    l_max: float | np.ndarray | None = None,
+    blocks: int | None = None,
 ) -> Allocation:
     r"""Load-balanced uncoded allocation: ``m`` rows split by expected speed.
 
@@ -340,6 +378,10 @@ def solve_load_balanced(
         Per-worker ``(a_i, mu_i, c_i)`` in seconds.
     m : int
         Rows of the job, ``m >= 1``; the decoder waits for all of them.
+    l_max : float or array_like, optional
+        Memory cap: rows each worker can hold (scalar or per worker; default
+        ``m``, which never binds); a capped worker keeps its cap and the others
+        share the rest by the same rule.
     blocks : int, optional
         Source blocks ``u`` (see the module notes).
 
@@ -352,7 +394,8 @@ def solve_load_balanced(
     Raises
     ------
     ValueError
-        If ``m < 1``.
+        If ``m < 1``, or `l_max` holds fewer than ``m`` rows in all (an
+        uncoded job needs every row computed).
 
     Notes
     -----
@@ -375,20 +418,59 @@ def solve_load_balanced(
     >>> p = WorkerProfile(a=[1.0, 1.0], mu=[1e6, 1e6])
     >>> solve_load_balanced(p, 7).loads.tolist()
     [4, 3]
+    >>> q = WorkerProfile(a=[1.0, 3.0], mu=[1e6, 1e6])
+    >>> solve_load_balanced(q, 8).loads.tolist()
+    [6, 2]
+    >>> solve_load_balanced(q, 8, l_max=5).loads.tolist()
+    [5, 3]
     """
     workers, m = _check_problem(profile, m)
-    grain = _grain(workers, m, blocks)
+    grain = _grain(workers, m, blocks, _costs(profile))
     per_block, u = grain.workers, grain.u
+    cap = _uncoded_cap(l_max, grain)
     speed = 1.0 / (per_block.a + 1.0 / per_block.mu)
     if np.any(per_block.c):
         share = np.maximum(waterfill_time(speed, per_block.c, u) - per_block.c, 0.0)
         share = share * speed
     else:
         share = u * speed / speed.sum()
+    if np.any(share > cap):
+        share = _capped_shares(speed, per_block.c, u, cap)
     loads = np.floor(share).astype(np.int64)
     extra = u - int(loads.sum())
     loads[np.argsort(-(share - loads), kind="stable")[:extra]] += 1
     return _finish(grain, loads, "load_balanced")
+
+
+def _uncoded_cap(l_max: object, grain: _Grain) -> np.ndarray:
+    """Return the cap in blocks for an uncoded split (it needs all u blocks)."""
+    blocks = _caps(l_max, grain, default=grain.u)
+    if float(blocks.sum()) < grain.u:
+        raise ValueError(
+            f"`l_max` is too small: the workers hold at most {int(blocks.sum())} "
+            f"blocks of {grain.v} rows, an uncoded job needs all u={grain.u} "
+            f"(m={grain.m} rows); raise `l_max` or add workers."
+        )
+    return blocks
+
+
+def _capped_shares(
+    speed: np.ndarray, c: np.ndarray, u: int, cap: np.ndarray
+) -> np.ndarray:
+    """Equal finish times under caps: ``min(cap_i, (T - c_i)_+ s_i)`` sums to u.
+
+    The sum grows with ``T``, so ``T`` follows by bisection.
+    """
+
+    def shares(t: float) -> np.ndarray:
+        return np.minimum(cap, np.maximum(t - c, 0.0) * speed)
+
+    low, high = 0.0, float(np.max(c + cap / speed))
+    for _ in range(200):
+        mid = 0.5 * (low + high)
+        low, high = (mid, high) if shares(mid).sum() < u else (low, mid)
+    share = shares(high)
+    return share * (u / share.sum()) if share.sum() > u else share
 
 
 def solve_hcmm(
@@ -408,7 +490,9 @@ def solve_hcmm(
     m : int
         Rows of A, ``m >= 1``.
     l_max : float or array_like, optional
-        Memory cap: rows each worker can hold (default: none).
+        Memory cap: rows each worker can hold (scalar or per worker; default
+        ``m``: more rows on one worker never help a decoder that needs ``m``;
+        ``numpy.inf`` for none).
     blocks : int, optional
         Source blocks ``u`` (see the module notes).
 
@@ -419,9 +503,11 @@ def solve_hcmm(
 
     Raises
     ------
+    ProfileError
+        If some ``a_i = 0`` (not identified by the profile) and ``l_max=inf``:
+        the load would be unbounded (the message gives the remedy).
     ValueError
-        If ``m < 1``, some ``a_i = 0`` with no `l_max`, or `l_max` holds too few
-        rows.
+        If ``m < 1`` or `l_max` holds too few rows.
 
     Notes
     -----
@@ -449,15 +535,14 @@ def solve_hcmm(
     [42, 42, 18, 18]
     """
     workers, m = _check_problem(profile, m)
-    grain = _grain(workers, m, blocks)
+    grain = _grain(workers, m, blocks, _costs(profile))
     per_block, u = grain.workers, grain.u
-    cap = _cap_blocks(l_max, grain, default=np.inf)
+    cap = _cap_blocks(l_max, grain, default=u)
     ones = np.ones(workers.n, dtype=np.int64)
     if np.all(per_block.a > 0.0):
         tau, real = hcmm_latency(per_block, u), hcmm_loads(per_block, u)
     if not np.all(per_block.a > 0.0) or np.any(real > cap):
-        if np.any((per_block.a == 0.0) & np.isinf(cap)):
-            hcmm_lambda(per_block)  # raises: a = 0 needs a finite l_max
+        _check_bounded(per_block.a, cap, "solve_hcmm")
         optimum = bpcc_optimum(per_block, u, batches=1, l_max=cap)
         tau, real = optimum.latency, optimum.loads
     loads, _ = _round(grain, tau, [(ones, real, tau)], overhead=per_block.c, cap=cap)
@@ -509,8 +594,9 @@ def solve_kim(
         Use the finite-N program over integer ``k_j`` (default) or the large-N
         closed form (``solver="kim_large_n"``).
     l_max : float or array_like, optional
-        Memory cap: rows each worker can hold (default: none); loads above it
-        are cut to it and the rounding tops the others up.
+        Memory cap: rows each worker can hold (default ``m``; ``numpy.inf`` for
+        none); loads above it are cut to it and the rounding tops the others
+        up.
     blocks : int, optional
         Source blocks ``u`` (see the module notes).
 
@@ -521,9 +607,11 @@ def solve_kim(
 
     Raises
     ------
+    ProfileError
+        If ``exact=False`` and some ``a_j = 0`` (the large-N closed form needs
+        ``a > 0``; the message gives the remedy).
     ValueError
-        If ``m < 1``, ``exact=False`` with some ``a_j = 0``, or `l_max` holds
-        too few rows.
+        If ``m < 1`` or `l_max` holds too few rows.
 
     Notes
     -----
@@ -551,13 +639,20 @@ def solve_kim(
         a=grouped.a[member], mu=grouped.mu[member], c=grouped.c[member]
     )
     workers, m = _check_problem(workers, m)
-    grain = _grain(workers, m, blocks)
+    grain = _grain(workers, m, blocks, _costs(groups))
     v = grain.v
+    if not exact and np.any(grouped.a == 0.0):
+        zero = np.flatnonzero(grouped.a == 0.0).tolist()
+        raise ProfileError(
+            "solve_kim(exact=False): the large-N closed form needs every a > 0, got "
+            f"a = 0 (not identified) in groups {zero}; use exact=True (the "
+            "default) or profile with larger `loads` so that a is measured."
+        )
     per_group = GroupProfile(
         N=grouped.N, a=grouped.a * v, mu=grouped.mu / v, c=grouped.c
     )
     bound = kim_bound(per_group, grain.u, exact=exact)
-    cap = _cap_blocks(l_max, grain, default=np.inf)
+    cap = _cap_blocks(l_max, grain, default=grain.u)
     ones = np.ones(workers.n, dtype=np.int64)
     real = np.minimum(bound.loads[member], cap)
     tau = bound.latency
@@ -641,7 +736,7 @@ def solve_bpcc(
     workers, m = _check_problem(profile, m)
     if overhead is not None:
         workers = WorkerProfile(a=workers.a, mu=workers.mu, c=overhead)
-    grain = _grain(workers, m, blocks)
+    grain = _grain(workers, m, blocks, _costs(profile))
     per_block, u = grain.workers, grain.u
     c = per_block.c
     cap = _cap_blocks(l_max, grain, default=u)

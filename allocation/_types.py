@@ -58,6 +58,13 @@ class Allocation:
     block_rows : int
         Rows per coded block, ``>= 1`` (default 1); loads and batch sizes are
         multiples of it.
+    call_seconds : float
+        Fixed seconds a whole call adds to its tasks (submission, dispatch,
+        gather, decode, release), ``>= 0`` (default 0: unknown); a solver
+        copies it from a `ProfileFit` (docs/theory/overhead.md#the-whole-call).
+    encode_flops_per_second : float
+        The client's encoding rate, ``>= 0`` (default 0: unknown, encoding
+        not predicted); a solver copies it from a `ProfileFit`.
 
     Raises
     ------
@@ -84,6 +91,8 @@ class Allocation:
     solver: str
     overhead: np.ndarray | None = None
     block_rows: int = 1
+    call_seconds: float = 0.0
+    encode_flops_per_second: float = 0.0
 
     def __post_init__(self) -> None:
         loads = _int_vector(self.loads, "loads", min_value=0)
@@ -127,6 +136,9 @@ class Allocation:
                 f"`solver` must be a str, got {type(self.solver).__name__}."
             )
         latency = check_real(self.expected_latency, "expected_latency", min_value=0.0)
+        for name in ("call_seconds", "encode_flops_per_second"):
+            value = check_real(getattr(self, name), name, min_value=0.0)
+            object.__setattr__(self, name, value)
         object.__setattr__(self, "loads", loads)
         object.__setattr__(self, "batches", batches)
         object.__setattr__(self, "m", m)
@@ -153,3 +165,52 @@ class Allocation:
     def batch_rows(self) -> np.ndarray:
         """Rows per batch of each worker, ``loads // batches``."""
         return self.loads // self.batches
+
+    def encode_flops(self, columns: int) -> float:
+        """Flops of encoding an ``m x columns`` A: ``2 (N_u - u) u v columns``.
+
+        ``N_u`` coded blocks of ``v = block_rows`` rows, ``u`` source blocks;
+        the systematic blocks are A's own (docs/theory/overhead.md).
+
+        Parameters
+        ----------
+        columns : int
+            Columns of A, ``>= 1``.
+
+        Returns
+        -------
+        float
+        """
+        columns = check_int(columns, "columns", min_value=1)
+        u, v = self.blocks, self.block_rows
+        parity = max(self.total_rows // v - u, 0)
+        return 2.0 * parity * u * v * columns
+
+    def predicted_call_seconds(self, columns: int) -> float:
+        """Predicted seconds of a whole one-shot call on an ``m x columns`` A.
+
+        ``expected_latency + call_seconds + encode_flops(columns) /
+        encode_flops_per_second`` (the encoding term is 0 when the rate is
+        unknown), docs/theory/overhead.md#the-whole-call.
+
+        Parameters
+        ----------
+        columns : int
+            Columns of A, ``>= 1``.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> alloc = Allocation(loads=[4, 2], batches=[2, 1], m=5,
+        ...                    expected_latency=1.0, solver="manual",
+        ...                    call_seconds=0.5, encode_flops_per_second=10.0)
+        >>> alloc.encode_flops(3), alloc.predicted_call_seconds(3)
+        (30.0, 4.5)
+        """
+        seconds = self.expected_latency + self.call_seconds
+        if self.encode_flops_per_second > 0.0:
+            seconds += self.encode_flops(columns) / self.encode_flops_per_second
+        return seconds

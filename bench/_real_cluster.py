@@ -319,6 +319,9 @@ def measure(quick: bool) -> dict:
                 accuracy(fit, truth, natural_c) for fit, _ in fast
             ],
             "fast_fits_floor": [statistical_floor(fit, truth) for fit, _ in fast],
+            "coverage": coverage(
+                [fit_summary(f, t) for f, t in [*fast, (fit_a, seconds_a)]], truth
+            ),
             "fit": fit_summary(fit_a, seconds_a),
             "fit_vs_injected": accuracy(fit_a, truth, natural_c),
             "fit_floor": statistical_floor(fit_a, truth),
@@ -355,7 +358,106 @@ def measure(quick: bool) -> dict:
                 l_max=L_MAX_B,
             ),
         }
+        report["whole_call"] = whole_call(client, quick)
     return report
+
+
+WHOLE_CALL_SIZES = {False: (4000, 40000), True: (4000,)}
+WHOLE_CALL_D = 400
+WHOLE_CALL_RUNS = {False: 7, True: 3}
+
+
+def whole_call(client, quick: bool) -> dict:
+    """``predicted_seconds`` against the measured median of fresh one-shot calls.
+
+    Natural speeds (no injection): a profile with ``d = 400``, then HCMM, BPCC
+    (up to 8 batches: the batch search beyond is slow to solve) and uniform at
+    each size, every call encoding A afresh; one warm-up call per allocation is
+    not counted. The ratio is ``predicted_seconds / median(latency_seconds)``.
+    """
+    fit, seconds = profile(client, None, (500, 5_000), WHOLE_CALL_D, repeats=8)
+    out = {
+        "fit": fit_summary(fit, seconds),
+        "call_seconds": fit.call_seconds,
+        "call_se": fit.call_se,
+        "encode_gflops": fit.encode_flops_per_second / 1e9,
+        "unidentified": list(fit.unidentified),
+        "sizes": {},
+    }
+    rng = np.random.default_rng(0)
+    for m in WHOLE_CALL_SIZES[quick]:
+        A = rng.standard_normal((m, WHOLE_CALL_D))
+        x = rng.standard_normal(WHOLE_CALL_D)
+        plans = {
+            "hcmm": allocation.solve_hcmm(fit, m),
+            "bpcc": allocation.solve_bpcc(fit, m, max_batches=8),
+            "uniform": allocation.solve_uniform(fit, m),
+        }
+        rows = {}
+        for name, plan in plans.items():
+            results = [
+                coded.coded_matmul(A, x, allocation=plan, client=client)
+                for _ in range(WHOLE_CALL_RUNS[quick] + 1)
+            ][1:]
+            total = float(np.median([r.latency_seconds for r in results]))
+            rows[name] = {
+                "predicted_seconds": results[0].predicted_seconds,
+                "model_seconds": plan.expected_latency,
+                "measured_median_seconds": total,
+                "ratio": results[0].predicted_seconds / total,
+                "encode_predicted": plan.encode_flops(WHOLE_CALL_D)
+                / fit.encode_flops_per_second,
+                "encode_median": float(
+                    np.median([r.stage_seconds["encode"] for r in results])
+                ),
+                "wait_median": float(
+                    np.median([r.stage_seconds["wait"] for r in results])
+                ),
+            }
+        out["sizes"][str(m)] = rows
+    return out
+
+
+def coverage(fits: list, truth) -> dict:
+    """Share of (profile, worker) estimates whose +-1.96 SE interval holds the truth.
+
+    For ``a`` and ``mu``, the injected values (``c`` holds the natural per-task
+    cost too, which is not known independently).
+    """
+    out = {}
+    for key, se_key in (("a", "a_se"), ("mu", "mu_se")):
+        hits = [
+            abs(est - true) <= 1.96 * se
+            for fit in fits
+            for est, se, true in zip(
+                fit[key], fit[se_key], getattr(truth, key), strict=True
+            )
+        ]
+        out[key] = float(np.mean(hits))
+    out["count"] = len(fits) * truth.n
+    return out
+
+
+def print_whole_call(result: dict) -> None:
+    print(
+        f"\nwhole call (natural speeds, d={WHOLE_CALL_D}): fixed cost "
+        f"{1e3 * result['call_seconds']:.1f} +- {1e3 * result['call_se']:.1f} ms, "
+        f"encoding {result['encode_gflops']:.1f} Gflop/s, a unidentified on "
+        f"workers {result['unidentified']}"
+    )
+    print(
+        f"  {'m':>6} {'solver':<8}{'model s':>9}{'predicted':>10}{'measured':>10}"
+        f"{'ratio':>7}{'enc pred':>9}{'enc med':>9}{'wait med':>9}"
+    )
+    for m, rows in result["sizes"].items():
+        for name, row in rows.items():
+            print(
+                f"  {m:>6} {name:<8}{row['model_seconds']:>9.4f}"
+                f"{row['predicted_seconds']:>10.4f}"
+                f"{row['measured_median_seconds']:>10.4f}{row['ratio']:>7.2f}"
+                f"{row['encode_predicted']:>9.4f}{row['encode_median']:>9.4f}"
+                f"{row['wait_median']:>9.4f}"
+            )
 
 
 def worst_error(ratios: list[float]) -> float:
@@ -367,6 +469,8 @@ def targets(report: dict) -> dict:
     a_rows = report["a_strong_injected"]["rows"]
     out = {}
     for setting, result in report.items():
+        if setting == "whole_call":
+            continue
         for name, row in result["rows"].items():
             out[f"{setting}: {name} median measured/predicted median"] = row[
                 "median_vs_predicted_median"
@@ -422,11 +526,23 @@ def targets(report: dict) -> dict:
         float(np.max(np.abs(result["natural_c_drift_seconds"]))) / INJECTED_C_SECONDS
     )
     out["b: profiling seconds (<= 2)"] = report["b_natural"]["fit"]["profiling_seconds"]
+    for key in ("a", "mu"):
+        out[f"a: truth within +-1.96 SE, {key} (>= 0.9 of profiles x workers)"] = (
+            result["coverage"][key]
+        )
+    for m, rows in report["whole_call"]["sizes"].items():
+        for name, row in rows.items():
+            out[
+                f"whole call {m} x 400 {name}: predicted / measured median (0.75-1.25)"
+            ] = row["ratio"]
     return out
 
 
 def print_report(report: dict) -> None:
     for setting, result in report.items():
+        if setting == "whole_call":
+            print_whole_call(result)
+            continue
         fit = result["fit"]
         print(
             f"\n{setting}: m={result['m']}, d={result['d']}, profiling "

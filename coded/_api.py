@@ -194,7 +194,7 @@ def coded_matmul(
         result = run_encoded(
             own, code, encoded, B, **keywords, began=began, options=options
         )
-    return _predicted(result, allocation)
+    return _predicted(result, allocation, np.shape(A)[1])
 
 
 def _encode(
@@ -229,10 +229,12 @@ def _encode(
     return code, encoded, B, keywords
 
 
-def _predicted(result: MatmulResult, allocation: Any) -> MatmulResult:
+def _predicted(result: MatmulResult, allocation: Any, columns: int) -> MatmulResult:
+    """Attach the allocation's prediction of the whole call (A has `columns`)."""
     if allocation is None:
         return result
-    return dataclasses.replace(result, predicted_seconds=allocation.expected_latency)
+    predicted = allocation.predicted_call_seconds(columns)
+    return dataclasses.replace(result, predicted_seconds=predicted)
 
 
 async def coded_matmul_async(
@@ -328,7 +330,7 @@ async def coded_matmul_async(
     result = await run_encoded_async(
         client, code, encoded, B, **keywords, began=began, options=options
     )
-    return _predicted(result, allocation)
+    return _predicted(result, allocation, np.shape(A)[1])
 
 
 def _matmul_dask_array(

@@ -89,10 +89,14 @@ class MatmulResult:
     units_used : int
         Coded units (rows of the generator) the decode used (0: not reported).
     predicted_seconds : float or None
-        For a run with an ``allocation``: its predicted expected seconds from
-        submission until decodable (``Allocation.expected_latency``, in the
-        profile's seconds), to compare with the measured
-        ``stage_seconds["wait"]``; None otherwise.
+        For a one-shot run with an ``allocation``: its predicted seconds
+        (``Allocation.predicted_call_seconds``): the model's expected seconds
+        from submission until decodable (``Allocation.expected_latency``) plus
+        the fixed cost of a call and the predicted encoding when the allocation
+        was solved on a fit of `coded.profile_workers` (then compare it with
+        ``latency_seconds``; on a bare profile those are 0, compare with
+        ``stage_seconds["wait"]``); None otherwise
+        (docs/theory/overhead.md#the-whole-call).
     tasks : tuple of TaskRecord
         Every task of the run, in submission order (what :meth:`plot_timeline`
         draws).

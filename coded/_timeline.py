@@ -80,7 +80,7 @@ def summary_text(result: Any) -> str:
     if not math.isnan(getattr(result, "condition_number", math.nan)):
         extras.append(f"decode condition number {result.condition_number:.3g}")
     if getattr(result, "predicted_seconds", None) is not None:
-        extras.append(f"predicted wait {result.predicted_seconds:.4f} s")
+        extras.append(f"predicted {result.predicted_seconds:.4f} s")
     return "\n".join(
         [
             f"MatmulResult(scheme={result.scheme!r}, n={result.n}, k={result.k}, "

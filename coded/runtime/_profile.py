@@ -21,7 +21,7 @@ import numpy as np
 from distributed import as_completed, wait
 
 from coded._injection import Stragglers, TaskFault
-from coded.codes._fields import multiply_real
+from coded.codes._fields import encode_product, multiply_real
 from coded.runtime._cluster import check_client, worker_addresses
 from coded.runtime._executor import forget, new_call_id
 from coded.runtime._worker import _finish_fault, wake_waits
@@ -34,6 +34,8 @@ _RAMP = 4  # the probe load grows by this factor until a probe is slow enough
 _MAX_PROBES = 12
 _CONFIRM = 6  # repeats of the last probe
 _SWITCH_SECONDS = 2e-4  # the interpreter's thread switch interval while timing
+_ENCODE_SHAPE = (128, 256, 4096)  # parity blocks, source blocks, columns timed
+_ENCODE_REPEATS = 5
 _switching = threading.Lock()
 _timing_calibrations = 0  # calibrations timing kernels in this process
 _saved_switch_seconds = 0.0
@@ -254,6 +256,67 @@ def _round_trips(
     return seconds
 
 
+def _median_se(values: np.ndarray) -> float:
+    """Return the standard error of a median: ``sqrt(pi / 2)`` the mean's."""
+    return float(np.sqrt(np.pi / 2) * values.std(ddof=1) / np.sqrt(values.size))
+
+
+def _call_cost(
+    client: Any, fit: Any, d: int, calls: int, deadline: float, stragglers: Any
+) -> tuple[float, float]:
+    """Seconds a whole call adds to its tasks, and the standard error.
+
+    `calls` one-shot ``coded_matmul`` calls of one row per worker (every
+    worker needed, nothing to encode), after one untimed: the median of their
+    seconds besides encoding, less the model's expected latency of that
+    allocation under `fit` (the per-task cost ``c`` and the rows). Injected
+    `stragglers` apply to these calls too, as to the pings: `fit` holds them.
+    """
+    from allocation import Allocation
+    from coded._api import coded_matmul
+    from theory import expected_allocation_latency
+
+    n = fit.n
+    ones = np.ones(n, dtype=np.int64)
+    tiny = Allocation(
+        loads=ones, batches=ones, m=n, expected_latency=0.0, solver="calibration"
+    )
+    model = expected_allocation_latency(fit.profile, ones, m=n, batches=ones)
+    A, x = np.ones((n, d)), np.ones(d)
+    seconds = []
+    for j in range(calls + 1):
+        timeout = max(deadline - time.perf_counter(), 1e-3)
+        result = coded_matmul(
+            A,
+            x,
+            allocation=tiny,
+            client=client,
+            timeout=timeout,
+            stragglers=stragglers,
+            rng=j,
+        )
+        stages = result.stage_seconds
+        if j:  # the first call warms the path up
+            seconds.append(stages["total"] - stages["encode"])
+    seconds = np.array(seconds)
+    cost = max(float(np.median(seconds)) - model, 0.0)
+    return cost, float(np.hypot(_median_se(seconds), np.max(fit.c_se)))
+
+
+def _encode_rate() -> float:
+    """Flops per second of the client's encoding kernel (median of a few)."""
+    parity, sources, columns = _ENCODE_SHAPE
+    rng = np.random.default_rng(0)
+    G = rng.standard_normal((parity, sources))
+    full, tail = rng.standard_normal((sources, columns)), np.empty((0, columns))
+    seconds = []
+    for _ in range(_ENCODE_REPEATS):
+        began = time.perf_counter()
+        encode_product(G, full, tail, None)
+        seconds.append(time.perf_counter() - began)
+    return 2.0 * parity * sources * columns / float(np.median(seconds))
+
+
 def profile_workers(
     client: Any,
     *,
@@ -262,6 +325,7 @@ def profile_workers(
     d: int = 256,
     repeats: int = 8,
     pings: int = 8,
+    calls: int = 6,
     budget_seconds: float = 1.0,
     stragglers: Stragglers | None = None,
     rng: RngLike = None,
@@ -282,6 +346,15 @@ def profile_workers(
        A short ramp of probes first scales the loads down, for this worker
        only, if its kernels would take more than `budget_seconds` in all (a slow
        worker is timed on fewer rows).
+    3. *Whole call.* `calls` one-shot ``coded_matmul`` calls of one row per
+       worker: their median seconds (besides encoding) less the model's
+       expected latency of that allocation is ``fit.call_seconds``, the fixed
+       cost of a call (graph submission, dispatch, gather, decode, release),
+       with its standard error ``fit.call_se``; and the client times its
+       encoding kernel (``fit.encode_flops_per_second``). A solver copies both
+       into its `allocation.Allocation`, and ``MatmulResult.predicted_seconds``
+       then predicts the whole call
+       (docs/theory/overhead.md#the-whole-call).
 
     Each worker's kernel times plus its median round trip go to
     `allocation.fit_profile`: ``c_i`` (round trip plus the kernel's fixed
@@ -310,6 +383,9 @@ def profile_workers(
         whatever their length: 10% needs about 100.
     pings : int
         Timed empty tasks per worker, ``>= 2``.
+    calls : int
+        Timed whole calls for the fixed cost of a call, ``>= 2`` (one more,
+        untimed, warms up).
     budget_seconds : float
         Seconds a worker's timed kernels may take in all, ``> 0`` (the loads of
         a slower worker are scaled down to fit; the probes add up to about a
@@ -336,7 +412,10 @@ def profile_workers(
         The fitted profile in seconds, standard errors and poor-fit flags;
         ``fit.loads`` and ``fit.times`` hold each worker's loads and kernel
         times plus median round trip. Worker ``i`` is the ``i``-th address in
-        sorted order, as in ``coded_matmul``. Every solver accepts it.
+        sorted order, as in ``coded_matmul``. Every solver accepts it:
+        workers whose ``a`` the kernels cannot tell from 0 are listed in
+        ``fit.unidentified`` (``fit.a_identified`` False), and the solvers
+        cap their loads at ``m`` rows unless `l_max` says otherwise.
 
     Raises
     ------
@@ -356,8 +435,10 @@ def profile_workers(
     >>> from coded import LocalCodedCluster
     >>> with LocalCodedCluster(n_workers=2) as cluster:
     ...     fit = profile_workers(cluster.client, loads=(100, 1000), d=16)
-    >>> fit.n, fit.loads.shape, fit.profile.c.shape
-    (2, (2, 16), (2,))
+    >>> fit.n, fit.loads.shape, fit.profile.c.shape, fit.a_identified.shape
+    (2, (2, 16), (2,), (2,))
+    >>> bool(fit.call_se > 0.0 and fit.encode_flops_per_second > 0.0)
+    True
     """
     from allocation import fit_profile
 
@@ -366,6 +447,7 @@ def profile_workers(
     d = check_int(d, "d", min_value=1)
     repeats = check_int(repeats, "repeats", min_value=2)
     pings = check_int(pings, "pings", min_value=2)
+    calls = check_int(calls, "calls", min_value=2)
     budget = check_real(
         budget_seconds, "budget_seconds", min_value=0.0, strict_min=True
     )
@@ -411,7 +493,12 @@ def profile_workers(
         np.array([times[:kernels] for _, times in results]) + trip[:, None],
     )
     trip_se = np.sqrt(np.pi / 2) * trips.std(axis=1, ddof=1) / np.sqrt(pings)
-    return dataclasses.replace(fit, c_se=np.sqrt(fit.c_se**2 + trip_se**2))
+    fit = dataclasses.replace(fit, c_se=np.sqrt(fit.c_se**2 + trip_se**2))
+    call, call_se = _call_cost(client, fit, d, calls, deadline, stragglers)
+    fit = dataclasses.replace(
+        fit, call_seconds=call, call_se=call_se, encode_flops_per_second=_encode_rate()
+    )
+    return fit
 
 
 def _injected(

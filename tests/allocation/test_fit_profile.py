@@ -1,11 +1,23 @@
 """fit_profile recovers (c, a, mu) from simulated task times, with honest errors."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allocation import ProfileFit, fit_profile, solve_bpcc, solve_hcmm
+from allocation import (
+    ProfileError,
+    ProfileFit,
+    fit_profile,
+    solve_bpcc,
+    solve_hcmm,
+    solve_kim,
+    solve_load_balanced,
+    solve_uniform,
+)
+from theory import WorkerProfile
 
 LOADS = (100.0, 1000.0)
 
@@ -86,3 +98,66 @@ def test_solvers_take_the_fit_directly():
     np.testing.assert_array_equal(hcmm.overhead, fit.profile.c)
     assert hcmm.loads[:2].min() > hcmm.loads[2:].max()
     assert solve_bpcc(fit, 2000, max_batches=4).batches.max() <= 4
+
+
+def unidentified_fit() -> ProfileFit:
+    """Four workers whose per-task cost swamps the rows: a cannot be told from 0."""
+    rng = np.random.default_rng(3)
+    loads, times = simulate(0.02, 1e-9, 2e6, 8, 4, rng)
+    return fit_profile(loads, times)
+
+
+def test_unidentified_a_is_flagged_not_flagged_as_poor():
+    fit = unidentified_fit()
+    assert fit.a_identified.tolist() == [False] * 4
+    assert fit.unidentified == (0, 1, 2, 3)
+    assert np.all(fit.profile.a <= 1.96 * fit.a_se)
+    rng = np.random.default_rng(4)
+    loads, times = simulate(0.02, 1e-4, 1e5, 20, 2, rng)
+    assert fit_profile(loads, times).a_identified.tolist() == [True, True]
+
+
+def test_every_solver_accepts_a_fit_with_unidentified_a():
+    fit = unidentified_fit()
+    m = 500
+    solved = {
+        "hcmm": solve_hcmm(fit, m),
+        "bpcc": solve_bpcc(fit, m),
+        "kim": solve_kim(fit, m),
+        "uniform": solve_uniform(fit, m),
+        "load_balanced": solve_load_balanced(fit, m),
+    }
+    for name, alloc in solved.items():
+        assert alloc.loads.max() <= m, name  # no worker beyond the rows needed
+        assert alloc.total_rows >= m, name
+        assert np.isfinite(alloc.expected_latency), name
+        assert alloc.expected_latency > 0.02, name  # the per-task cost is paid
+
+
+def test_unusable_unidentified_profile_raises_the_remedy():
+    fit = unidentified_fit()
+    zero = WorkerProfile(a=np.zeros(4), mu=fit.profile.mu, c=fit.profile.c)
+    with pytest.raises(ProfileError, match="leave `l_max` at its default"):
+        solve_hcmm(zero, 500, l_max=np.inf)
+    with pytest.raises(ProfileError, match="use exact=True"):
+        solve_kim(zero, 500, exact=False)
+    assert issubclass(ProfileError, ValueError)
+
+
+def test_a_fit_carries_its_call_costs_into_the_allocation():
+    fit = dataclasses.replace(
+        unidentified_fit(), call_seconds=0.03, encode_flops_per_second=1e9
+    )
+    alloc = solve_bpcc(fit, 500)
+    assert alloc.call_seconds == 0.03
+    assert alloc.encode_flops_per_second == 1e9
+    flops = 2.0 * (alloc.total_rows - 500) * 500 * 10
+    assert alloc.encode_flops(10) == flops
+    assert alloc.predicted_call_seconds(10) == pytest.approx(
+        alloc.expected_latency + 0.03 + flops / 1e9
+    )
+    bare = solve_bpcc(fit.profile, 500)
+    assert bare.call_seconds == 0.0
+    assert bare.predicted_call_seconds(10) == bare.expected_latency
+    with pytest.raises(ValueError, match="`call_seconds` must be finite and >= 0"):
+        dataclasses.replace(fit, call_seconds=-1.0)

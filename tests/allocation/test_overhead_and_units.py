@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from allocation import (
+    ProfileError,
     solve_bpcc,
     solve_hcmm,
     solve_kim,
@@ -104,8 +105,10 @@ def test_uniform_search_honours_l_max():
 
 def test_zero_shift_worker_needs_and_accepts_a_cap():
     profile = WorkerProfile(a=[0.0, 1.0], mu=[1.0, 1.0])
-    with pytest.raises(ValueError, match="cap it with `l_max`"):
-        solve_hcmm(profile, 10)
+    with pytest.raises(ProfileError, match=r"workers \[0\] .* leave `l_max` at"):
+        solve_hcmm(profile, 10, l_max=np.inf)
+    default = solve_hcmm(profile, 10)  # capped at m rows a worker by default
+    assert default.loads.tolist()[0] == 10
     allocation = solve_hcmm(profile, 10, l_max=12)
     assert allocation.loads[0] <= 12
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from allocation import (
     Allocation,
+    ProfileError,
     solve_bpcc,
     solve_hcmm,
     solve_kim,
@@ -117,10 +118,11 @@ def test_hcmm_expected_latency_gap_to_uniform_closes_as_n_grows():
 @given(problem=problems(max_n=4))
 def test_bpcc_with_one_batch_gives_hcmm_loads(problem):
     profile, m = problem
-    bpcc = solve_bpcc(profile, m, batches=1, l_max=np.inf)
-    hcmm = solve_hcmm(profile, m)
-    np.testing.assert_array_equal(bpcc.loads, hcmm.loads)
-    assert bpcc.expected_latency == pytest.approx(hcmm.expected_latency, rel=1e-12)
+    for l_max in (np.inf, None):  # None: both cap a worker at m rows
+        bpcc = solve_bpcc(profile, m, batches=1, l_max=l_max)
+        hcmm = solve_hcmm(profile, m, l_max=l_max)
+        np.testing.assert_array_equal(bpcc.loads, hcmm.loads)
+        assert bpcc.expected_latency == pytest.approx(hcmm.expected_latency, rel=1e-12)
 
 
 def test_uniform_search_equals_brute_force_over_loads():
@@ -253,9 +255,9 @@ BAD = [
     (lambda: solve_hcmm(MILD, 0), ValueError, "`m` must be >= 1, got m=0"),
     (lambda: solve_hcmm(MILD, 1.5), TypeError, "`m` must be an integer"),
     (
-        lambda: solve_hcmm(WorkerProfile(a=[0.0, 1.0], mu=[1.0, 1.0]), 5),
-        ValueError,
-        "HCMM needs every shift `a` > 0",
+        lambda: solve_hcmm(WorkerProfile(a=[0.0, 1.0], mu=[1.0, 1.0]), 5, l_max=np.inf),
+        ProfileError,
+        "solve_hcmm: workers [0] have per-row cost a = 0",
     ),
     (
         lambda: solve_hcmm("x", 5),
@@ -298,10 +300,22 @@ BAD = [
         "`l_max` must be a scalar or have one entry per worker (100), got shape (2,).",
     ),
     (
-        lambda: solve_hcmm(WorkerProfile(a=[0.0, 1.0], mu=[1.0, 1.0]), 10),
+        lambda: solve_hcmm(WorkerProfile(a=[0.0, 1.0], mu=[1, 1]), 10, l_max=np.inf),
+        ProfileError,
+        "and `l_max` is infinite, so their optimal load is unbounded; leave `l_max` "
+        "at its default (m rows), give a finite `l_max`, or profile with larger "
+        "`loads` so that a is measured.",
+    ),
+    (
+        lambda: solve_kim(WorkerProfile(a=[0.0, 1.0], mu=[1.0, 1.0]), 10, exact=False),
+        ProfileError,
+        "use exact=True (the default) or profile with larger `loads`",
+    ),
+    (
+        lambda: solve_load_balanced(MILD, 1000, l_max=9.0),
         ValueError,
-        "HCMM needs every shift `a` > 0 (with a = 0 the optimal load is unbounded; "
-        "cap it with `l_max`)",
+        "`l_max` is too small: the workers hold at most 900 blocks of 1 rows, an "
+        "uncoded job needs all u=1000 (m=1000 rows); raise `l_max` or add workers.",
     ),
     (
         lambda: solve_bpcc(MILD, 1000, overhead=-1.0),
@@ -353,3 +367,21 @@ def test_bpcc_zero_shift_worker_is_capped():
     alloc = solve_bpcc(profile, 30, batches=2, overhead=0.1)
     assert_feasible(alloc, profile, 30)
     assert alloc.loads[0] <= 30
+
+
+def test_load_balanced_cap_moves_the_excess_to_the_others():
+    profile = WorkerProfile(a=[1.0, 3.0, 3.0], mu=[1e6, 1e6, 1e6])
+    free = solve_load_balanced(profile, 100)
+    assert free.loads.tolist() == [60, 20, 20]
+    capped = solve_load_balanced(profile, 100, l_max=40)
+    assert capped.loads.tolist() == [40, 30, 30]
+    per_worker = solve_load_balanced(profile, 100, l_max=[50, 40, 10])
+    assert per_worker.loads.tolist() == [50, 40, 10]  # exactly m rows of room
+    assert solve_load_balanced(profile, 100, l_max=100).loads.tolist() == [60, 20, 20]
+
+
+def test_load_balanced_cap_with_overhead_keeps_equal_finish_times():
+    profile = WorkerProfile(a=[1.0, 1.0, 1.0], mu=[1e6] * 3, c=[0.0, 10.0, 20.0])
+    assert solve_load_balanced(profile, 90).loads.tolist() == [40, 30, 20]
+    capped = solve_load_balanced(profile, 90, l_max=36)
+    assert capped.loads.tolist() == [36, 32, 22]  # the others finish at 42, 42
