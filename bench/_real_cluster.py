@@ -17,8 +17,8 @@ on exact times (`statistical_floor`): what it reaches without the machine's
 noise. The injected per-task cost is compared net of the natural one, measured
 by a profile with the per-task wait alone injected, before and after the fast
 profiles (how far it moves between them bounds how well ``c`` can be checked
-at all). In (b) the
-workers may hold at most `L_MAX_B` rows (``l_max``). Every solver is given the
+at all). In (b) the workers may hold at most 3x their even share of rows
+(``l_max``). Every solver is given the
 *fitted* profile; the allocations run interleaved, `runs` times each (the same
 seeds for every solver), and each one's median measured submit-to-decodable time
 (``stage_seconds["wait"]``) is printed next to its prediction
@@ -42,12 +42,13 @@ STRONG = theory.WorkerProfile(
 INJECTED_C_SECONDS = 0.05  # per-task cost injected in (a), on top of the natural one
 M_A, D_A = 100_000, 100  # short rows, so that a profile's kernels can be many
 M_B, D_B = 100_000, 250
-L_MAX_B = 3 * M_B // N_WORKERS  # (b): a worker holds at most 3x the even share
-TARGET_SECONDS = {False: 3.0, True: 0.4}  # c is then a few percent of a job
+QUICK_SHRINK = 20  # --quick: A has 20x fewer rows (a smoke run of seconds)
+TARGET_SECONDS = {False: 3.0, True: 0.15}  # c is then a few percent of a job
 SLOW_SECONDS, SLOW_RUNS = 10.0, 7  # fewer runs of allocations predicted this slow
 # (a): the fast profile (repeated, to report medians) and the long one the
 # solvers use; mu's standard error is mu / sqrt(K) over K = 2 repeats kernels
 FAST_PROFILE = {"repeats": 60, "pings": 6, "budget_seconds": 0.9}
+QUICK_PROFILE = {"repeats": 20, "pings": 4, "budget_seconds": 0.3}  # --quick
 LONG_PROFILE = {"repeats": 300, "budget_seconds": 12.0, "timeout": 300.0}
 NATURAL_PROFILE = {"repeats": 8, "pings": 16}  # (b)
 FLOOR_SEEDS = 200  # simulated profiles per statistical floor
@@ -272,20 +273,23 @@ def statistical_floor(fit, truth, seeds: int = FLOOR_SEEDS) -> dict:
 
 
 def measure(quick: bool) -> dict:
-    runs = 3 if quick else 11
+    runs = 2 if quick else 11
+    shrink = QUICK_SHRINK if quick else 1
+    m_a, m_b = M_A // shrink, M_B // shrink
+    l_max_b = 3 * m_b // N_WORKERS  # (b): a worker holds at most 3x the even share
     report = {}
     with coded.LocalCodedCluster(n_workers=N_WORKERS) as cluster:
         client = cluster.client
         # a throwaway profile first: the first tasks of a fresh cluster are slower
         profile(client, None, (1, 2), 8, repeats=2, budget_seconds=0.05)
         # (a) the strong injected profile, in seconds through one conversion
-        unit = TARGET_SECONDS[quick] / theory.hcmm_latency(STRONG, M_A)
+        unit = TARGET_SECONDS[quick] / theory.hcmm_latency(STRONG, m_a)
         model = theory.WorkerProfile(
             a=STRONG.a, mu=STRONG.mu, c=np.full(N_WORKERS, INJECTED_C_SECONDS / unit)
         )
         spec = coded.Stragglers(profile=model, time_unit=unit)
         truth = spec.profile_seconds
-        loads_a = (M_A // 16, M_A // 8)
+        loads_a = (m_a // 16, m_a // 8)
         # the natural per-task cost as the pings of (a) pay it: the same injected
         # wait on the worker, no injected kernels
         only_c = coded.Stragglers(
@@ -293,18 +297,19 @@ def measure(quick: bool) -> dict:
         )
         # twice, before and after the fast profiles: how far it moves between
         # two identical profiles bounds how well c can be checked at all
-        plain = [profile(client, only_c, loads_a, D_A, **FAST_PROFILE)[0]]
+        fast_profile = QUICK_PROFILE if quick else FAST_PROFILE
+        plain = [profile(client, only_c, loads_a, D_A, **fast_profile)[0]]
         fast = [
-            profile(client, spec, loads_a, D_A, rng=seed, **FAST_PROFILE)
+            profile(client, spec, loads_a, D_A, rng=seed, **fast_profile)
             for seed in range(1, 2 if quick else 6)
         ]
-        plain.append(profile(client, only_c, loads_a, D_A, **FAST_PROFILE)[0])
+        plain.append(profile(client, only_c, loads_a, D_A, **fast_profile)[0])
         natural_c = plain[0].profile.c - INJECTED_C_SECONDS
         natural_c_drift = plain[1].profile.c - plain[0].profile.c
-        long = FAST_PROFILE if quick else LONG_PROFILE
+        long = fast_profile if quick else LONG_PROFILE
         fit_a, seconds_a = profile(client, spec, loads_a, D_A, **long)
         report["a_strong_injected"] = {
-            "m": M_A,
+            "m": m_a,
             "d": D_A,
             "time_unit_seconds": unit,
             "injected": {
@@ -328,34 +333,34 @@ def measure(quick: bool) -> dict:
             "rows": run_setting(
                 client,
                 fit_a,
-                m=M_A,
+                m=m_a,
                 d=D_A,
                 stragglers=spec,
                 runs=runs,
-                l_max=M_A,
+                l_max=m_a,
                 reference=theory.WorkerProfile(
                     a=truth.a, mu=truth.mu, c=truth.c + natural_c
                 ),
             ),
-            "block_rounding": block_rounding_loss(fit_a, M_A),
+            "block_rounding": block_rounding_loss(fit_a, m_a),
         }
-        # (b) no injection: natural speeds, memory cap L_MAX_B rows a worker
+        # (b) no injection: natural speeds, memory cap l_max_b rows a worker
         natural, natural_seconds = profile(
-            client, None, (L_MAX_B // 3, L_MAX_B), D_B, **NATURAL_PROFILE
+            client, None, (l_max_b // 3, l_max_b), D_B, **NATURAL_PROFILE
         )
         report["b_natural"] = {
-            "m": M_B,
+            "m": m_b,
             "d": D_B,
-            "l_max": L_MAX_B,
+            "l_max": l_max_b,
             "fit": fit_summary(natural, natural_seconds),
             "rows": run_setting(
                 client,
                 natural,
-                m=M_B,
+                m=m_b,
                 d=D_B,
                 stragglers=None,
                 runs=runs,
-                l_max=L_MAX_B,
+                l_max=l_max_b,
             ),
         }
         report["whole_call"] = whole_call(client, quick)

@@ -16,7 +16,7 @@ measured latency are printed side by side. Each measured run is
 ``coded_matmul(A, x, allocation=..., stragglers=Stragglers(profile, time_unit))``:
 the tasks wait out shifted-exponential durations drawn from the same profile,
 BPCC-2's per-batch overhead c_i is injected as a fixed delay per task, and the
-time unit makes HCMM's expected run last ~2 s (0.3 s with ``--quick``). The
+time unit makes HCMM's expected run last ~2 s (0.1 s with ``--quick``). The
 measured latency is the submit-to-decodable time (``stage_seconds["wait"]``) in
 model units; all solvers see the same seeded worker speeds (common random
 numbers), and each run is also replayed under the model on its own draws, so
@@ -69,7 +69,7 @@ simulate_physical_limit = theory.simulate_physical_limit
 M = 1000
 SCALE = 10  # emulation on Dask: N_j / SCALE workers per group, M / SCALE rows
 D = 64  # columns of A in the measured runs (A @ x, x a vector)
-HCMM_SECONDS = {False: 2.0, True: 0.3}  # time unit: E[T_HCMM] in seconds (--quick)
+HCMM_SECONDS = {False: 2.0, True: 0.1}  # time unit: E[T_HCMM] in seconds (--quick)
 RUNS = {False: 8, True: 2}  # measured runs per solver (--quick)
 PROFILES = {
     "i_mild": GroupProfile(N=[20, 30, 50], a=[1.0, 1.0, 1.0], mu=[4.0, 2.0, 1.0]),

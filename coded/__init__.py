@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "coded_gradient_descent": "coded.gradient",
     "gradient_descent": "coded.gradient",
     "place_gradient_data": "coded.gradient",
+    "LagrangeCode": "coded.codes",
     "MDSCode": "coded.codes",
     "PolynomialCode": "coded.codes",
     "ReplicationCode": "coded.codes",

@@ -12,6 +12,7 @@ from coded.codes._base import Code, Decoder, EncodedOperands, Piece
 from coded.codes._exact import ExactCode
 from coded.codes._fields import DEFAULT_PRIME
 from coded.codes._gradient import Conditioning, GradientCode
+from coded.codes._lagrange import LagrangeCode
 from coded.codes._mds import MDSCode, RowMDSCode
 from coded.codes._polynomial import PolynomialCode
 from coded.codes._replication import ReplicationCode, UncodedCode
@@ -24,6 +25,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "EncodedOperands",
     "ExactCode",
     "GradientCode",
+    "LagrangeCode",
     "MDSCode",
     "Piece",
     "PolynomialCode",
