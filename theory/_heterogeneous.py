@@ -242,19 +242,15 @@ def best_loads_at(
 def _best_over_batches(t, a, mu, candidates, c, cap):
     """Best expected rows per worker over candidate batch counts (list of arrays).
 
-    All (candidate, worker) pairs are searched in one vectorised call; ties (to
-    1e-12 relative) go to the earliest candidate, i.e. the fewest batches.
+    Each candidate is searched in its own vectorised call (its cost grows as the
+    square of its largest count, so padding every candidate to the largest would
+    multiply the work); ties (to 1e-12 relative) go to the earliest candidate,
+    i.e. the fewest batches.
     """
-    k, n = len(candidates), a.shape[0]
-    stacked = _best_rows(
-        t,
-        np.tile(a, k),
-        np.tile(mu, k),
-        np.concatenate(candidates),
-        np.tile(c, k),
-        np.tile(cap, k),
-    )
-    rows, loads = (values.reshape(k, n) for values in stacked)
+    n = a.shape[0]
+    searched = [_best_rows(t, a, mu, b, c, cap) for b in candidates]
+    rows = np.stack([found[0] for found in searched])
+    loads = np.stack([found[1] for found in searched])
     first = np.argmax(rows >= rows.max(axis=0) * (1.0 - 1e-12), axis=0)
     pick = np.arange(n)
     return [rows[first, pick], loads[first, pick], np.stack(candidates)[first, pick]]
