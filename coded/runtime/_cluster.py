@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import dask.config
-from distributed import Client, LocalCluster
+from distributed import Client, LocalCluster, Security
 from distributed.scheduler import DEFAULT_EXTENSIONS as SCHEDULER_EXTENSIONS
 from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 
@@ -58,6 +58,13 @@ class LocalCodedCluster:
         (dask/distributed#7977), and every worker keeps fine metrics per span:
         memory that grows with every call. Without spans Dask keeps the same
         metrics per task prefix; only the dashboard's per-span breakdown is lost.
+    security : bool or distributed.Security, optional
+        Encrypt and authenticate every connection with TLS (``tls://``
+        addresses). ``True``: a self-signed certificate made in memory for this
+        cluster alone (``distributed.Security.temporary``; needs the ``tls``
+        extra, ``pip install "coded-computing[tls]"``). A ``Security`` of your
+        own (your CA's certificates) is used as given; the client always gets
+        the cluster's. Default: plain TCP.
     **cluster_kwargs
         Passed on to ``distributed.LocalCluster``. In-process workers get
         ``memory_limit`` = the machine's memory unless it is given: they share
@@ -69,6 +76,8 @@ class LocalCodedCluster:
     ----------
     client : distributed.Client
         The client to pass to ``coded_matmul(..., client=cluster.client)``.
+    security : distributed.Security or None
+        The TLS settings in force (None: plain TCP).
 
     Examples
     --------
@@ -89,6 +98,7 @@ class LocalCodedCluster:
         processes: bool = False,
         threads_per_worker: int = 1,
         spans: bool = False,
+        security: bool | Security | None = None,
         **cluster_kwargs: Any,
     ) -> None:
         self.n_workers = check_int(n_workers, "n_workers", min_value=1)
@@ -102,6 +112,9 @@ class LocalCodedCluster:
             cluster_kwargs.setdefault("memory_limit", psutil.virtual_memory().total)
         if not spans:
             _drop_spans(cluster_kwargs)
+        self.security = _security(security)
+        if self.security is not None:
+            cluster_kwargs["security"] = self.security
         self.cluster_kwargs = {"dashboard_address": ":0", **cluster_kwargs}
         self._cluster: LocalCluster | None = None
         self._client: Client | None = None
@@ -136,6 +149,26 @@ class LocalCodedCluster:
         if self._cluster is not None:
             self._cluster.close()
         self._client = self._cluster = None
+
+
+def _security(security: object) -> Security | None:
+    """Return the TLS settings `security` asks for (True: a temporary certificate)."""
+    if security is None or security is False:
+        return None
+    if isinstance(security, Security):
+        return security
+    if security is not True:
+        raise TypeError(
+            "`security` must be a bool or a distributed.Security, got "
+            f"{type(security).__name__}."
+        )
+    try:
+        return Security.temporary()
+    except ImportError as error:
+        raise ImportError(
+            "LocalCodedCluster(security=True) makes a temporary TLS certificate "
+            'with `cryptography`: pip install "coded-computing[tls]".'
+        ) from error
 
 
 def _drop_spans(cluster_kwargs: dict[str, Any]) -> None:
