@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from theory._validation import check_int, is_prime
+from theory.validation import check_int, is_prime
 
 __all__ = [
     "MAX_PRIMES",

@@ -21,8 +21,8 @@ import numpy as np
 from coded._injection import Stragglers
 from coded._result import STAGES, MatmulResult, TaskRecord
 from coded.codes import Code
-from theory._rng import RngLike
-from theory._validation import check_finite_matrix, check_int, check_k_of_n, check_real
+from theory.rng import RngLike
+from theory.validation import check_finite_matrix, check_int, check_k_of_n, check_real
 
 if TYPE_CHECKING:
     from distributed import Client

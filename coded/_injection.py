@@ -17,8 +17,8 @@ from types import MappingProxyType
 import numpy as np
 
 from theory._models import WorkerProfile
-from theory._rng import RngLike, as_generator
-from theory._validation import check_int, check_real
+from theory.rng import RngLike, as_generator
+from theory.validation import check_int, check_real
 
 __all__ = ["FaultPlan", "InjectedFailure", "Stragglers", "TaskFault"]
 

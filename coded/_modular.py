@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from theory._validation import check_int, check_prime
+from theory.validation import check_int, check_prime
 
 __all__ = [
     "ModularPlan",

@@ -38,7 +38,7 @@ from coded._result import MatmulResult
 from coded._transpose import TransposedCode
 from coded.codes import Code, EncodedOperands
 from coded.errors import NotEnoughResultsError
-from theory._validation import check_finite_matrix, check_int, check_real
+from theory.validation import check_finite_matrix, check_int, check_real
 
 if TYPE_CHECKING:
     from distributed import Client

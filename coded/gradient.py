@@ -32,8 +32,8 @@ import numpy as np
 
 from coded._injection import Stragglers
 from coded.codes._gradient_schemes import GRADIENT_SCHEMES, GradientScheme, WorkerShare
-from theory._rng import RngLike, as_generator
-from theory._validation import check_int, check_real
+from theory.rng import RngLike, as_generator
+from theory.validation import check_int, check_real
 
 if TYPE_CHECKING:
     from distributed import Client

@@ -18,7 +18,7 @@ import numpy as np
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import ShufflePlan, _plan_coded, verify_plan
 from theory import straggling_levels
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = ["plan_finishers", "plan_straggling", "straggling_placement"]
 

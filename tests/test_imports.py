@@ -14,7 +14,7 @@ PACKAGES = ("coded", "allocation", "mapreduce", "theory")
     [
         "import theory, allocation",
         "import coded",
-        "import coded.errors, theory._validation, theory._rng",
+        "import coded.errors, theory.validation, theory.rng",
         "import mapreduce",
     ],
 )

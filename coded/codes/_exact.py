@@ -37,7 +37,7 @@ from coded.codes import _fields as fields
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
 from coded.codes._units import UnitCode
 from coded.errors import DecodingError
-from theory._validation import check_finite_matrix
+from theory.validation import check_finite_matrix
 
 __all__ = ["ExactCode", "ExactContext", "ExactDecoder", "multiply_residues"]
 

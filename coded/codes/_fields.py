@@ -36,7 +36,7 @@ import scipy.linalg
 
 from coded import _modular
 from coded.errors import IllConditionedWarning
-from theory._validation import check_finite_matrix, check_prime
+from theory.validation import check_finite_matrix, check_prime
 
 __all__ = [
     "DEFAULT_PRIME",

@@ -44,8 +44,8 @@ from importlib import resources
 import numpy as np
 
 from coded.codes import _fields as fields
-from theory._rng import RngLike, as_generator
-from theory._validation import check_int
+from theory.rng import RngLike, as_generator
+from theory.validation import check_int
 
 __all__ = [
     "EXACT_LIMIT",

@@ -42,7 +42,7 @@ import scipy.linalg
 from coded.codes import _fields as fields
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
 from coded.errors import DecodingError, IllConditionedWarning, NonFiniteResultError
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = [
     "MAX_CONDITION",

@@ -8,7 +8,7 @@ from typing import Any
 
 from distributed import Client, LocalCluster
 
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = [
     "LocalCodedCluster",

@@ -36,7 +36,7 @@ from coded.codes import Code, EncodedOperands
 from coded.errors import NotEnoughResultsError, SchedulerLostError
 from coded.runtime._remote import ProductLayout, remote_product
 from coded.runtime._worker import TaskOutput, run_batch, wake_waits
-from theory._validation import check_real
+from theory.validation import check_real
 
 __all__ = [
     "BackupPolicy",

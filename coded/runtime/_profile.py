@@ -25,8 +25,8 @@ from coded.codes._fields import multiply_real
 from coded.runtime._cluster import check_client, worker_addresses
 from coded.runtime._executor import forget, new_call_id
 from coded.runtime._worker import _finish_fault, wake_waits
-from theory._rng import RngLike, as_generator
-from theory._validation import check_int, check_real
+from theory.rng import RngLike, as_generator
+from theory.validation import check_int, check_real
 
 __all__ = ["profile_workers"]
 

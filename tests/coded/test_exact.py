@@ -25,7 +25,7 @@ from coded._modular import matmul_mod
 from coded.codes import MDSCode, Piece, PolynomialCode
 from coded.codes._exact import ExactCode, ExactContext, multiply_residues
 from coded.errors import DecodingError
-from theory._validation import is_prime
+from theory.validation import is_prime
 
 INT64 = np.iinfo(np.int64)
 EXTREMES = [INT64.min, INT64.min + 1, -1, 0, 1, INT64.max]
