@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from coded._injection import Stragglers
 from coded._result import STAGES, MatmulResult, TaskRecord
 from coded.codes import Code
+from coded.injection import Stragglers
 from theory.rng import RngLike
 from theory.validation import check_finite_matrix, check_int, check_k_of_n, check_real
 
@@ -508,8 +508,7 @@ def product_layout(code: Code, encoded: Any) -> Any:
         For a code whose decoder needs the results' values to track them (the
         CRT code of ``field="exact"``).
     """
-    from coded._transpose import TransposedContext
-    from coded.codes._units import UnitContext
+    from coded.codes.interface import TransposedContext, UnitContext
     from coded.runtime._remote import ProductLayout
 
     context = encoded.context

@@ -35,8 +35,7 @@ from coded._dispatch import (
     whole_batches,
 )
 from coded._result import MatmulResult
-from coded._transpose import TransposedCode
-from coded.codes import Code, EncodedOperands
+from coded.codes import Code, EncodedOperands, TransposedCode
 from coded.errors import NotEnoughResultsError
 from theory.validation import check_finite_matrix, check_int, check_real
 
@@ -119,7 +118,7 @@ class PlacedOperand:
         Worker i multiplies its share ``Y_i`` (``rows x d``) by y's K row
         blocks side by side and returns ``Y_i^T [y_0 .. y_{K-1}]`` (``d x K``);
         any set of workers that decodes ``A @ x`` decodes
-        ``A.T @ y = sum_j X_j^T y_j`` (see ``coded._transpose``). Memory: none
+        ``A.T @ y = sum_j X_j^T y_j`` (see ``coded.codes.TransposedCode``). Memory: none
         beyond A's shares (``(n / k) |A|`` in all for an (n, k) MDS code); per call
         each worker receives all m entries of y and returns d K entries.
 
@@ -411,7 +410,7 @@ def _place_dask_array(
     client: Client, code: Code, A: Any, addresses: list[str], keys: list[str]
 ) -> tuple[EncodedOperands, list[Any], dict[str, float]]:
     """Encode a dask.array A by tasks on the workers (A never reaches the client)."""
-    from coded.codes._mds import BlockCode
+    from coded.codes import BlockCode
     from coded.runtime._dask_array import place_dask_rows
 
     if not isinstance(code, BlockCode):

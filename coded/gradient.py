@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from coded._injection import Stragglers
-from coded.codes._gradient_schemes import GRADIENT_SCHEMES, GradientScheme, WorkerShare
+from coded.codes.interface import GRADIENT_SCHEMES, GradientScheme, WorkerShare
+from coded.injection import Stragglers
 from theory.rng import RngLike, as_generator
 from theory.validation import check_int, check_real
 

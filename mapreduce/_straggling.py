@@ -92,7 +92,7 @@ def encode_files(
     >>> G.shape, len(coded_files), np.allclose(coded_files[0], G[0, :5].sum())
     ((24, 18), 24, True)
     """
-    from coded.codes._generators import real_generator
+    from coded.codes.interface import real_generator
 
     coded, N = straggling_placement(K, r, q, files=len(files))
     generator = real_generator(coded.N, N, systematic=False)

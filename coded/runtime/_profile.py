@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from distributed import as_completed, wait
 
-from coded._injection import Stragglers, TaskFault
-from coded.codes._fields import multiply_real
+from coded.codes.interface import multiply_real
+from coded.injection import Stragglers, TaskFault
 from coded.runtime._cluster import check_client, worker_addresses
 from coded.runtime._executor import forget, new_call_id
 from coded.runtime._worker import _finish_fault, wake_waits
