@@ -471,7 +471,7 @@ async def start_encoded_async(
     cluster (``encoded`` then holds a stand-in of it).
     """
     from coded.runtime import BackupPolicy
-    from coded.runtime._executor import submit_execution_async
+    from coded.runtime.interface import submit_execution_async
 
     n = len(addresses)
     stragglers = options.stragglers
@@ -509,7 +509,7 @@ def product_layout(code: Code, encoded: Any) -> Any:
         CRT code of ``field="exact"``).
     """
     from coded.codes.interface import TransposedContext, UnitContext
-    from coded.runtime._remote import ProductLayout
+    from coded.runtime.interface import ProductLayout
 
     context = encoded.context
     if isinstance(context, UnitContext):

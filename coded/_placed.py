@@ -200,7 +200,7 @@ class PlacedOperand:
             Too few shares survive to decode (place A again), or a rebuild did
             not finish within `timeout`.
         """
-        from coded.runtime._repair import repair_shares
+        from coded.runtime.interface import repair_shares
 
         if self.is_released:
             raise ValueError(f"placement {self.placement_id} was released.")
@@ -231,7 +231,7 @@ class PlacedOperand:
         flight on the placement finish first). Products returned as dask.arrays
         (``output="dask"``) stay valid.
         """
-        from coded.runtime._executor import drop
+        from coded.runtime.interface import drop
 
         drop(self.client, [share for share in self._futures if share is not None])
         self._futures.clear()
@@ -314,7 +314,7 @@ def place_operand(
     [[3.0, 12.0, 21.0, 30.0], [6.0, 24.0, 42.0, 60.0]]
     """
     from coded.runtime import check_client, worker_addresses
-    from coded.runtime._executor import new_call_id
+    from coded.runtime.interface import new_call_id
 
     client = check_client(client)
     if repair_margin is not None:
@@ -322,7 +322,7 @@ def place_operand(
     name, n = resolve_workers(scheme, n, k)
     lazy = is_dask_array(A)
     if lazy:
-        from coded.runtime._dask_array import check_dask_matrix
+        from coded.runtime.interface import check_dask_matrix
 
         A_shape = check_dask_matrix(A)
     else:
@@ -389,7 +389,7 @@ def _place_array(
     dtype: Any,
 ) -> tuple[EncodedOperands, list[Any], dict[str, float]]:
     """Encode A (in memory) on the client and scatter share i to worker i."""
-    from coded.runtime._executor import scatter_to_workers
+    from coded.runtime.interface import scatter_to_workers
 
     began = time.perf_counter()
     placeholder = np.zeros(np.shape(A)[1], dtype=dtype)
@@ -411,7 +411,7 @@ def _place_dask_array(
 ) -> tuple[EncodedOperands, list[Any], dict[str, float]]:
     """Encode a dask.array A by tasks on the workers (A never reaches the client)."""
     from coded.codes import BlockCode
-    from coded.runtime._dask_array import place_dask_rows
+    from coded.runtime.interface import place_dask_rows
 
     if not isinstance(code, BlockCode):
         raise ValueError(
@@ -447,7 +447,7 @@ def start_placed(
 ) -> MatmulHandle:
     """Submit ``A @ B`` for a placed A (B encoded alone); return its handle."""
     from coded.runtime import check_client
-    from coded.runtime._executor import new_call_id
+    from coded.runtime.interface import new_call_id
 
     if A.is_released:
         raise ValueError(
@@ -475,7 +475,7 @@ def start_placed(
     remote_right = None
     try:
         if is_dask_array(B):  # encoded by a task from B's chunks: B stays there
-            from coded.runtime._remote import encode_right_remote
+            from coded.runtime.interface import encode_right_remote
 
             key = f"coded-{A.placement_id}-right-{new_call_id()}"
             encoded, remote_right = encode_right_remote(

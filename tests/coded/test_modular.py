@@ -213,8 +213,7 @@ def test_input_validation(A, B, p, error, message):
 
 
 def test_gf_codes_encode_multiply_and_decode_through_matmul_mod(monkeypatch):
-    from coded.codes import _modular
-    from coded.codes import MDSCode
+    from coded.codes import MDSCode, _modular
 
     calls = []
     original = _modular.matmul_mod_into  # every GF(p) product ends here
