@@ -183,6 +183,22 @@ def test_no_import_cycle_between_modules():
     assert _cycles(_dependencies(_import_graph())) == []
 
 
+def _package_graph(modules):
+    """Package -> the other packages (subpackages included) its modules import."""
+    graph = {}
+    for name, targets in _import_graph(modules).items():
+        package = _package_of(name, modules[name][0])
+        graph.setdefault(package, set()).update(
+            _package_of(target, modules[target][0]) for target in targets
+        )
+    return {package: targets - {package} for package, targets in graph.items()}
+
+
+def test_no_import_cycle_between_packages():
+    # a subpackage may use its parent's modules (coded.errors) and vice versa
+    assert _cycles(_dependencies(_package_graph(_project_modules()))) == []
+
+
 def test_no_module_imports_another_packages_private_module():
     assert _private_imports(_project_modules()) == []
 
@@ -222,3 +238,14 @@ def test_cycle_check_flags_cycles_but_not_package_reexports():
     graph = _dependencies(_import_graph(_synthetic()))
     assert _cycles(graph) == [["pkg._core", "pkg._util", "pkg.api", "pkg.sub._impl"]]
     assert _cycles(_dependencies({"pkg": {"pkg.a"}, "pkg.a": {"pkg"}})) == []
+    assert _cycles(_dependencies(_package_graph(_synthetic()))) == []
+    siblings = {  # no module cycle, but a.m needs b and b.n needs a
+        "top": (True, ""),
+        "top.a": (True, ""),
+        "top.a.m": (False, "from top.b.n import x\n"),
+        "top.b": (True, ""),
+        "top.b.n": (False, "def x():\n    import top.a\n"),
+    }
+    modules = {name: (pkg, ast.parse(src)) for name, (pkg, src) in siblings.items()}
+    assert _cycles(_dependencies(_import_graph(modules))) == []
+    assert _cycles(_dependencies(_package_graph(modules))) == [["top.a", "top.b"]]
