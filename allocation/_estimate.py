@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats
 
 from theory import WorkerProfile
-from theory._validation import check_finite_matrix
+from theory.validation import check_finite_matrix
 
 __all__ = [
     "ProfileError",

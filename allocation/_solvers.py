@@ -36,8 +36,10 @@ import numpy as np
 from allocation._estimate import ProfileError, ProfileFit
 from allocation._types import Allocation
 from theory import (
+    BATCH_CHOICES,
     GroupProfile,
     WorkerProfile,
+    best_loads_at,
     bpcc_optimum,
     bpcc_tau,
     expected_allocation_latency,
@@ -48,8 +50,7 @@ from theory import (
     kim_bound,
     waterfill_time,
 )
-from theory._heterogeneous import BATCH_CHOICES, best_loads_at
-from theory._validation import check_int, check_real
+from theory.validation import check_int, check_real
 
 __all__ = [
     "solve_bpcc",

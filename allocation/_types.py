@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theory._validation import check_int, check_real, check_real_vector
+from theory.validation import check_int, check_real, check_real_vector
 
 __all__ = ["Allocation"]
 

@@ -5,7 +5,7 @@ Prints three side-by-side tables and writes ``bench/results/codes.json``:
 1. real MDS (n, k = 3n/4): median decode time from the last k workers (every
    systematic one lost) vs one worker's share product (rows x d) @ (d x 8);
 2. GF(65537) MDS encode + decode (ours: int64 residues through
-   ``coded._modular.matmul_mod``) vs the same linear algebra on galois arrays;
+   ``coded.codes.matmul_mod``) vs the same linear algebra on galois arrays;
 3. conditioning (``docs/theory/conditioning.md``): for n in {8, 16, 20, 30, 32,
    40, 48, 50, 60, 64} and n - k in {1, 2, 3, 4, floor(n / 4)}, the worst condition
    number over the survivor sets (exact by enumeration up to 2e6 sets for the
@@ -39,8 +39,7 @@ from functools import partial
 import numpy as np
 from _harness import median_time, write_results
 
-from coded._modular import matmul_mod
-from coded.codes import MDSCode, Piece, PolynomialCode
+from coded.codes import MDSCode, Piece, PolynomialCode, matmul_mod
 from coded.codes import _generators as generators
 from coded.codes._fields import inverse_mod
 from coded.errors import IllConditionedWarning

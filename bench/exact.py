@@ -28,9 +28,8 @@ import galois
 import numpy as np
 from _harness import median_time, write_results
 
-from coded._modular import matmul_mod, modular_plan
-from coded.codes import MDSCode
-from coded.codes._exact import ExactCode
+from coded.codes import ExactCode, MDSCode, matmul_mod
+from coded.codes._modular import modular_plan
 
 SEED = 20_261_202
 PRIMES = {"65537": 65_537, "2^21-9": 2**21 - 9, "2^31-1": 2**31 - 1}

@@ -48,12 +48,12 @@ _EXPORTS: dict[str, str] = {
     "TaskRecord": "coded._result",
     "PlacedOperand": "coded._placed",
     "place_operand": "coded._placed",
-    "Stragglers": "coded._injection",
+    "Stragglers": "coded.injection",
     "coded_matmul": "coded._api",
     "coded_matmul_async": "coded._api",
     "submit_matmul": "coded._api",
     "profile_workers": "coded.runtime",
-    "matmul_mod": "coded._modular",
+    "matmul_mod": "coded.codes",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -157,7 +157,7 @@ def coded_matmul(
     name, n = resolve_workers(scheme, n, k)
     options = execution_options(options, option_fields, "coded_matmul")
     if is_dask_array(A):
-        from coded.runtime._dask_array import check_dask_matrix
+        from coded.runtime.interface import check_dask_matrix
 
         check_dask_matrix(A)  # before a cluster starts
         placement = {"scheme": scheme, "n": n, "k": k, "r": r, "field": field}
@@ -300,7 +300,7 @@ async def coded_matmul_async(
     [[3.0, 12.0, 21.0, 30.0], [6.0, 24.0, 42.0, 60.0]]
     """
     from coded.runtime import check_client
-    from coded.runtime._cluster import worker_addresses_async
+    from coded.runtime.interface import worker_addresses_async
 
     name, n = resolve_workers(scheme, n, k)
     options = execution_options(options, option_fields, "coded_matmul_async")

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from coded._injection import Stragglers
 from coded._result import STAGES, MatmulResult, TaskRecord
 from coded.codes import Code
-from theory._rng import RngLike
-from theory._validation import check_finite_matrix, check_int, check_k_of_n, check_real
+from coded.injection import Stragglers
+from theory.rng import RngLike
+from theory.validation import check_finite_matrix, check_int, check_k_of_n, check_real
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -471,7 +471,7 @@ async def start_encoded_async(
     cluster (``encoded`` then holds a stand-in of it).
     """
     from coded.runtime import BackupPolicy
-    from coded.runtime._executor import submit_execution_async
+    from coded.runtime.interface import submit_execution_async
 
     n = len(addresses)
     stragglers = options.stragglers
@@ -508,9 +508,8 @@ def product_layout(code: Code, encoded: Any) -> Any:
         For a code whose decoder needs the results' values to track them (the
         CRT code of ``field="exact"``).
     """
-    from coded._transpose import TransposedContext
-    from coded.codes._units import UnitContext
-    from coded.runtime._remote import ProductLayout
+    from coded.codes.interface import TransposedContext, UnitContext
+    from coded.runtime.interface import ProductLayout
 
     context = encoded.context
     if isinstance(context, UnitContext):

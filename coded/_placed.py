@@ -35,10 +35,9 @@ from coded._dispatch import (
     whole_batches,
 )
 from coded._result import MatmulResult
-from coded._transpose import TransposedCode
-from coded.codes import Code, EncodedOperands
+from coded.codes import Code, EncodedOperands, TransposedCode
 from coded.errors import NotEnoughResultsError
-from theory._validation import check_finite_matrix, check_int, check_real
+from theory.validation import check_finite_matrix, check_int, check_real
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -119,7 +118,7 @@ class PlacedOperand:
         Worker i multiplies its share ``Y_i`` (``rows x d``) by y's K row
         blocks side by side and returns ``Y_i^T [y_0 .. y_{K-1}]`` (``d x K``);
         any set of workers that decodes ``A @ x`` decodes
-        ``A.T @ y = sum_j X_j^T y_j`` (see ``coded._transpose``). Memory: none
+        ``A.T @ y = sum_j X_j^T y_j`` (see ``coded.codes.TransposedCode``). Memory: none
         beyond A's shares (``(n / k) |A|`` in all for an (n, k) MDS code); per call
         each worker receives all m entries of y and returns d K entries.
 
@@ -201,7 +200,7 @@ class PlacedOperand:
             Too few shares survive to decode (place A again), or a rebuild did
             not finish within `timeout`.
         """
-        from coded.runtime._repair import repair_shares
+        from coded.runtime.interface import repair_shares
 
         if self.is_released:
             raise ValueError(f"placement {self.placement_id} was released.")
@@ -232,7 +231,7 @@ class PlacedOperand:
         flight on the placement finish first). Products returned as dask.arrays
         (``output="dask"``) stay valid.
         """
-        from coded.runtime._executor import drop
+        from coded.runtime.interface import drop
 
         drop(self.client, [share for share in self._futures if share is not None])
         self._futures.clear()
@@ -315,7 +314,7 @@ def place_operand(
     [[3.0, 12.0, 21.0, 30.0], [6.0, 24.0, 42.0, 60.0]]
     """
     from coded.runtime import check_client, worker_addresses
-    from coded.runtime._executor import new_call_id
+    from coded.runtime.interface import new_call_id
 
     client = check_client(client)
     if repair_margin is not None:
@@ -323,7 +322,7 @@ def place_operand(
     name, n = resolve_workers(scheme, n, k)
     lazy = is_dask_array(A)
     if lazy:
-        from coded.runtime._dask_array import check_dask_matrix
+        from coded.runtime.interface import check_dask_matrix
 
         A_shape = check_dask_matrix(A)
     else:
@@ -390,7 +389,7 @@ def _place_array(
     dtype: Any,
 ) -> tuple[EncodedOperands, list[Any], dict[str, float]]:
     """Encode A (in memory) on the client and scatter share i to worker i."""
-    from coded.runtime._executor import scatter_to_workers
+    from coded.runtime.interface import scatter_to_workers
 
     began = time.perf_counter()
     placeholder = np.zeros(np.shape(A)[1], dtype=dtype)
@@ -411,8 +410,8 @@ def _place_dask_array(
     client: Client, code: Code, A: Any, addresses: list[str], keys: list[str]
 ) -> tuple[EncodedOperands, list[Any], dict[str, float]]:
     """Encode a dask.array A by tasks on the workers (A never reaches the client)."""
-    from coded.codes._mds import BlockCode
-    from coded.runtime._dask_array import place_dask_rows
+    from coded.codes import BlockCode
+    from coded.runtime.interface import place_dask_rows
 
     if not isinstance(code, BlockCode):
         raise ValueError(
@@ -448,7 +447,7 @@ def start_placed(
 ) -> MatmulHandle:
     """Submit ``A @ B`` for a placed A (B encoded alone); return its handle."""
     from coded.runtime import check_client
-    from coded.runtime._executor import new_call_id
+    from coded.runtime.interface import new_call_id
 
     if A.is_released:
         raise ValueError(
@@ -476,7 +475,7 @@ def start_placed(
     remote_right = None
     try:
         if is_dask_array(B):  # encoded by a task from B's chunks: B stays there
-            from coded.runtime._remote import encode_right_remote
+            from coded.runtime.interface import encode_right_remote
 
             key = f"coded-{A.placement_id}-right-{new_call_id()}"
             encoded, remote_right = encode_right_remote(

@@ -57,7 +57,7 @@ def share_rows(code: Code, m: int) -> tuple[int, ...]:
     i its load of coded blocks; other codes give each worker ``ceil(m / p_a)``
     rows (p_a: A's blocks; the recovery threshold if the code has no ``p_a``).
     """
-    offsets = getattr(code, "_offsets", None)
+    offsets = getattr(code, "unit_offsets", None)
     generator = getattr(code, "generator", None)
     if not hasattr(code, "p_a") and offsets is not None and generator is not None:
         rows = math.ceil(m / np.shape(generator)[1])

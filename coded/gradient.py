@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from coded._injection import Stragglers
-from coded.codes._gradient_schemes import GRADIENT_SCHEMES, GradientScheme, WorkerShare
-from theory._rng import RngLike, as_generator
-from theory._validation import check_int, check_real
+from coded.codes.interface import GRADIENT_SCHEMES, GradientScheme, WorkerShare
+from coded.injection import Stragglers
+from theory.rng import RngLike, as_generator
+from theory.validation import check_int, check_real
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -210,7 +210,7 @@ class GradientPlacement:
             worker (the message names the worker and the partition).
         """
         from coded.runtime import check_client
-        from coded.runtime._gradient import run_gradient_step
+        from coded.runtime.interface import run_gradient_step
 
         if self.is_released:
             raise ValueError(f"placement {self.placement_id} was released.")
@@ -249,7 +249,7 @@ class GradientPlacement:
 
     def release(self) -> None:
         """Drop the placed data from the cluster (idempotent)."""
-        from coded.runtime._gradient import release_shares
+        from coded.runtime.interface import release_shares
 
         release_shares(self.client, self._futures)
         self._futures.clear()
@@ -323,7 +323,7 @@ def place_gradient_data(
     (True, True)
     """
     from coded.runtime import check_client, worker_addresses
-    from coded.runtime._gradient import place_shares
+    from coded.runtime.interface import place_shares
 
     client = check_client(client)
     if not callable(grad):

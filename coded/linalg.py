@@ -30,8 +30,8 @@ import numpy as np
 from coded._dispatch import ExecutionOptions, execution_options
 from coded._placed import PlacedOperand, matmul_placed
 from coded._result import MatmulResult
-from theory._rng import as_generator
-from theory._validation import check_int, check_real
+from theory.rng import as_generator
+from theory.validation import check_int, check_real
 
 __all__ = ["IterationRecord", "IterativeResult", "lstsq_gd", "power_method"]
 

@@ -127,7 +127,7 @@ _write_api_pages(Path(__file__).resolve().parent)
 
 
 # Cross-references. Docstrings name objects where they are defined
-# (``coded.codes.Code``, ``coded._modular.matmul_mod``) or relative to their class
+# (``coded.codes.Code``, ``coded.codes._modular.matmul_mod``) or relative to their class
 # (``MDSCode.decode``); the pages document each object once, under its public name.
 # A reference that names a real object is sent to that object's page, or left as
 # plain text when the object is internal; one that names nothing stays a warning

@@ -20,8 +20,8 @@ import numpy as np
 from mapreduce._job import run_mapreduce
 from mapreduce._placement import place_li
 from mapreduce._records import MapReduceRecord
-from theory._rng import as_generator
-from theory._validation import check_int
+from theory.rng import as_generator
+from theory.validation import check_int
 
 if TYPE_CHECKING:
     from distributed import Client

@@ -17,7 +17,7 @@ from mapreduce._network import DELIVERIES, predict_shuffle_seconds
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import plan_shuffle, verify_plan
 from mapreduce._records import MapReduceResult
-from theory._validation import check_int, check_real
+from theory.validation import check_int, check_real
 
 if TYPE_CHECKING:
     from distributed import Client

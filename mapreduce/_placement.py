@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from theory import solve_k3_placement
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = [
     "Placement",

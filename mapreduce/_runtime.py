@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from distributed import Client, Future, KilledWorker, wait
 
-from coded.runtime._cluster import client_for_call
-from coded.runtime._worker import cancel_signal, wake_waits
+from coded.runtime import client_for_call
+from coded.runtime.interface import cancel_signal, wake_waits
 from mapreduce._coding import EncodedPacket, build_packet, decode_received
 from mapreduce._errors import MapReduceTaskError, NotEnoughMappersError
 from mapreduce._network import FRAME_HEADER_BYTES, frames_of

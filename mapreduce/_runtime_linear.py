@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from distributed import Client, Future, KilledWorker
 
-from coded.runtime._cluster import client_for_call
-from coded.runtime._worker import cancel_signal, wake_waits
+from coded.runtime import client_for_call
+from coded.runtime.interface import cancel_signal, wake_waits
 from mapreduce._errors import NotEnoughMappersError
 from mapreduce._placement import Placement
 from mapreduce._plan import ShufflePlan

@@ -18,7 +18,7 @@ import numpy as np
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import ShufflePlan, _plan_coded, verify_plan
 from theory import straggling_levels
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = ["plan_finishers", "plan_straggling", "straggling_placement"]
 
@@ -92,7 +92,7 @@ def encode_files(
     >>> G.shape, len(coded_files), np.allclose(coded_files[0], G[0, :5].sum())
     ((24, 18), 24, True)
     """
-    from coded.codes._generators import real_generator
+    from coded.codes.interface import real_generator
 
     coded, N = straggling_placement(K, r, q, files=len(files))
     generator = real_generator(coded.N, N, systematic=False)

@@ -31,8 +31,10 @@ from theory._gradient import (
     simulate_gradient_step_time,
 )
 from theory._heterogeneous import (
+    BATCH_CHOICES,
     BPCCOptimum,
     KimBound,
+    best_loads_at,
     bpcc_optimum,
     bpcc_tau,
     expected_rows,
@@ -66,12 +68,14 @@ from theory._thresholds import (
 )
 
 __all__ = [
+    "BATCH_CHOICES",
     "BPCCOptimum",
     "GroupProfile",
     "K3Placement",
     "KimBound",
     "SimulationResult",
     "WorkerProfile",
+    "best_loads_at",
     "bpcc_optimum",
     "bpcc_tau",
     "expected_allocation_latency",

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = [
     "K3Placement",

@@ -16,7 +16,7 @@ import numpy as np
 
 from theory._heterogeneous import _as_workers, _batches_vector, _overhead_vector
 from theory._models import GroupProfile, WorkerProfile
-from theory._validation import check_int, check_real_vector
+from theory.validation import check_int, check_real_vector
 
 __all__ = ["expected_allocation_latency", "expected_order_statistics"]
 

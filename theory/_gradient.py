@@ -32,9 +32,9 @@ import numpy as np
 
 from theory._exact_latency import _integrate, _window
 from theory._models import WorkerProfile
-from theory._rng import RngLike, as_generator
 from theory._simulation_result import SimulationResult
-from theory._validation import check_int, check_real
+from theory.rng import RngLike, as_generator
+from theory.validation import check_int, check_real
 
 __all__ = [
     "GRADIENT_SCHEMES",

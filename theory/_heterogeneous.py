@@ -23,7 +23,7 @@ from scipy import optimize
 
 from theory._homogeneous import _lambertw_lower
 from theory._models import GroupProfile, WorkerProfile
-from theory._validation import check_int, check_real, check_real_vector
+from theory.validation import check_int, check_real, check_real_vector
 
 __all__ = [
     "BPCCOptimum",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory._validation import check_int, check_k_of_n, check_real
+from theory.validation import check_int, check_k_of_n, check_real
 
 __all__ = [
     "expected_kth_completion",

@@ -13,9 +13,9 @@ from typing import Literal
 import numpy as np
 
 from theory._homogeneous import _check_a_mu, _check_replication
-from theory._rng import RngLike, as_generator
 from theory._simulation_result import SimulationResult
-from theory._validation import check_int, check_k_of_n
+from theory.rng import RngLike, as_generator
+from theory.validation import check_int, check_k_of_n
 
 __all__ = ["simulate_homogeneous"]
 
@@ -108,7 +108,7 @@ def simulate_homogeneous(
     trials : int
         Number of simulated jobs, ``>= 1``.
     rng : Generator, SeedSequence, int or None
-        Randomness, normalised by `theory._rng.as_generator`.
+        Randomness, normalised by `theory.rng.as_generator`.
 
     Returns
     -------

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from theory._validation import check_real
+from theory.validation import check_real
 
 __all__ = ["shuffle_seconds_multicast", "shuffle_seconds_switched"]
 

@@ -13,7 +13,7 @@ import numpy as np
 from scipy import integrate, special
 
 from theory._models import GroupProfile, WorkerProfile
-from theory._validation import check_real
+from theory.validation import check_real
 
 __all__ = ["expected_physical_limit", "physical_limit_bound"]
 

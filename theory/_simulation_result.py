@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from theory._validation import check_int, check_real, check_real_vector
+from theory.validation import check_int, check_real, check_real_vector
 
 __all__ = ["SimulationResult"]
 

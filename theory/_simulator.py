@@ -20,9 +20,9 @@ from theory._heterogeneous import (
     _overhead_vector,
 )
 from theory._models import GroupProfile, WorkerProfile
-from theory._rng import RngLike, as_generator
 from theory._simulation_result import SimulationResult
-from theory._validation import check_int, check_real, check_real_vector
+from theory.rng import RngLike, as_generator
+from theory.validation import check_int, check_real, check_real_vector
 
 __all__ = ["simulate_latency", "simulate_physical_limit"]
 

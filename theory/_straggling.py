@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = ["load_straggling", "straggling_levels"]
 

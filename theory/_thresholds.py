@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = [
     "recovery_threshold_entangled",

@@ -3,7 +3,7 @@ r"""Exact integer products of any size: one GF(p) code per prime, combined by th
 :class:`ExactCode` wraps a factory ``make_code(p) -> Code`` of GF(p) codes. For
 integer ``A`` and ``B`` it bounds ``|C_ij| <= d max|A| max|B|``, takes the fewest
 primes below ``2^21`` whose product exceeds twice the bound
-(:func:`coded._crt.primes_for_bound`), encodes the residues of A and B with one
+(:func:`coded.codes._crt.primes_for_bound`), encodes the residues of A and B with one
 code per prime, and stacks the per-prime worker operands on a trailing *prime
 axis*, so every shape the runtime looks at (rows, columns) is the per-prime one:
 
@@ -13,7 +13,7 @@ axis*, so every shape the runtime looks at (rows, columns) is the per-prime one:
 - worker results have shape ``(rows, c, P)`` (or ``(rows, P)``).
 
 The worker product :func:`multiply_residues` reads the primes from ``P`` (they are
-always the first ``P`` of :func:`coded._crt.exact_primes`), so it is a plain
+always the first ``P`` of :func:`coded.codes._crt.exact_primes`), so it is a plain
 picklable module function. The decoder feeds each prime's slice of a piece to that
 prime's decoder and reconstructs the exact integers by Garner's CRT.
 
@@ -31,13 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from coded import _crt
-from coded._modular import matmul_mod_into
+from coded.codes import _crt
 from coded.codes import _fields as fields
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
+from coded.codes._modular import matmul_mod_into
 from coded.codes._units import UnitCode
 from coded.errors import DecodingError
-from theory._validation import check_finite_matrix
+from theory.validation import check_finite_matrix
 
 __all__ = ["ExactCode", "ExactContext", "ExactDecoder", "multiply_residues"]
 
@@ -161,8 +161,8 @@ class ExactCode(Code):
 
     so about ``(\log_2 \beta + 1) / 21`` primes (two for 16-bit inputs and
     ``d <= 1024``). Each prime costs one coded GF(p) product on the fast direct
-    path of :func:`coded._modular.matmul_mod`; Garner's CRT
-    (:func:`coded._crt.crt_reconstruct`) returns int64 when ``\beta < 2^63`` and
+    path of :func:`coded.codes._modular.matmul_mod`; Garner's CRT
+    (:func:`coded.codes._crt.crt_reconstruct`) returns int64 when ``\beta < 2^63`` and
     an object array of Python ints otherwise (exact, slower).
 
     Per-prime operands go to the wrapped codes as int64 residues through their

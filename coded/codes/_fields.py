@@ -2,7 +2,7 @@ r"""Arithmetic shared by every code: the field, operand semantics, products, sol
 
 A code works over the reals (``p is None``, float64 arrays) or over GF(p) (int64
 residue arrays in ``[0, p)``; every product goes through
-:func:`coded._modular.matmul_mod`). galois is imported only inside functions.
+:func:`coded.codes._modular.matmul_mod`). galois is imported only inside functions.
 
 Operand semantics over GF(p):
 
@@ -34,9 +34,9 @@ from typing import Any, Literal
 import numpy as np
 import scipy.linalg
 
-from coded import _modular
+from coded.codes import _modular
 from coded.errors import IllConditionedWarning
-from theory._validation import check_finite_matrix, check_prime
+from theory.validation import check_finite_matrix, check_prime
 
 __all__ = [
     "DEFAULT_PRIME",

@@ -44,8 +44,8 @@ from importlib import resources
 import numpy as np
 
 from coded.codes import _fields as fields
-from theory._rng import RngLike, as_generator
-from theory._validation import check_int
+from theory.rng import RngLike, as_generator
+from theory.validation import check_int
 
 __all__ = [
     "EXACT_LIMIT",
@@ -389,7 +389,21 @@ def _frames() -> dict[tuple[int, int], tuple[float, np.ndarray]]:
 
 
 def real_generator(N: int, K: int, *, systematic: bool) -> np.ndarray:
-    """Scalar real MDS generator ``(N, K)`` (one row per unit): table or seeded."""
+    """Scalar real MDS generator ``(N, K)`` (one row per unit): table or seeded.
+
+    Parameters
+    ----------
+    N, K : int
+        Coded and source units.
+    systematic : bool
+        Whether the first `K` rows must be the identity.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, K)
+        A stored generator (the better conditioned of two that qualify), else a
+        seeded one.
+    """
     flags = (True,) if systematic else (False, True)
     entries = [e for e in (_table().get((N, K, f)) for f in flags) if e is not None]
     if entries:  # non-systematic: the better of the two searches

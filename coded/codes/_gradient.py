@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from coded.errors import NotEnoughResultsError
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = ["CONSTRUCTIONS", "Conditioning", "GradientCode"]
 

@@ -28,8 +28,8 @@ import numpy as np
 from coded.codes import _consistency as consistency
 from coded.codes import _fields as fields
 from coded.errors import DecodingError, InconsistentResultsError
-from theory._rng import as_generator
-from theory._validation import check_int
+from theory.rng import as_generator
+from theory.validation import check_int
 
 __all__ = ["LagrangeCode"]
 

@@ -23,8 +23,8 @@ from coded.codes._units import (
     UnitContext,
     check_max_condition,
 )
-from theory._rng import RngLike
-from theory._validation import check_int, check_k_of_n
+from theory.rng import RngLike
+from theory.validation import check_int, check_k_of_n
 
 __all__ = ["BlockCode", "MDSCode", "RowMDSCode"]
 

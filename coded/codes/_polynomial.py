@@ -30,8 +30,8 @@ from coded.codes import _fields as fields
 from coded.codes import _generators as generators
 from coded.codes._base import EncodedOperands
 from coded.codes._units import UnitCode, UnitContext, split_blocks
-from theory._rng import RngLike
-from theory._validation import check_int
+from theory.rng import RngLike
+from theory.validation import check_int
 
 __all__ = ["REAL_CONSTRUCTIONS", "PolynomialCode", "product_rows"]
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from coded.codes import _fields as fields
 from coded.codes._mds import BlockCode
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = ["ReplicationCode", "UncodedCode"]
 

@@ -50,7 +50,7 @@ from coded.errors import (
     InconsistentResultsError,
     NonFiniteResultError,
 )
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = [
     "MAX_CONDITION",
@@ -202,6 +202,15 @@ class UnitCode(Code):
     def max_condition(self) -> float:
         """The decoder's conditioning guard (real codes; ``inf``: off)."""
         return self._max_condition
+
+    @property
+    def unit_offsets(self) -> np.ndarray:
+        """Unit layout: each worker's first unit, then the total (length ``n + 1``).
+
+        Worker ``i`` holds units ``unit_offsets[i]`` to ``unit_offsets[i + 1] - 1``
+        (a read-only int64 array).
+        """
+        return self._offsets
 
     def _setup(self, n: int, G: np.ndarray, p: int | None, loads: Iterable[int]):
         self.n = n

@@ -4,7 +4,8 @@ It places coded operands on their workers, submits pinned tasks, streams pieces 
 to an incremental decoder, cancels what is no longer needed, and records the run.
 It also profiles workers (``profile_workers``). Coded MapReduce runs on Dask
 through ``mapreduce._runtime``, which uses this package's client helpers; nothing
-here imports ``mapreduce``.
+here imports ``mapreduce``. What coded's entry points and mapreduce need beyond
+these names is in :mod:`coded.runtime.interface`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from distributed import Client, LocalCluster, Security
 from distributed.scheduler import DEFAULT_EXTENSIONS as SCHEDULER_EXTENSIONS
 from distributed.worker import DEFAULT_EXTENSIONS as WORKER_EXTENSIONS
 
-from theory._validation import check_int
+from theory.validation import check_int
 
 __all__ = [
     "LONG_RUN_CONFIG",

@@ -23,9 +23,8 @@ from typing import Any
 import numpy as np
 from distributed import Client, Future, futures_of, wait
 
-from coded.codes import EncodedOperands
-from coded.codes._mds import BlockCode
-from coded.codes._units import UnitContext
+from coded.codes import BlockCode, EncodedOperands
+from coded.codes.interface import UnitContext
 
 __all__ = ["check_dask_matrix", "encode_share", "place_dask_rows"]
 
@@ -152,7 +151,7 @@ def place_dask_rows(
     """
     m, d = check_dask_matrix(A)
     p, G = code.p, code.generator
-    offsets = code._offsets  # worker i holds units offsets[i] .. offsets[i + 1] - 1
+    offsets = code.unit_offsets
     K = G.shape[1]
     rows = -(-m // K)
     whole, rest = divmod(m, rows)

@@ -31,12 +31,12 @@ from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from distributed import Client, Future, as_completed
 from distributed.comm import CommClosedError
 
-from coded._injection import FaultPlan, TaskFault
 from coded.codes import Code, EncodedOperands
 from coded.errors import NotEnoughResultsError, SchedulerLostError
+from coded.injection import FaultPlan, TaskFault
 from coded.runtime._remote import ProductLayout, remote_product
 from coded.runtime._worker import TaskOutput, run_batch, wake_waits
-from theory._validation import check_real
+from theory.validation import check_real
 
 __all__ = [
     "BackupPolicy",

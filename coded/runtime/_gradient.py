@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from distributed import Client, Future, wait
 
-from coded._injection import FaultPlan
-from coded.codes._gradient_schemes import GradientScheme, WorkerShare
+from coded.codes.interface import GradientScheme, WorkerShare
+from coded.injection import FaultPlan
 from coded.runtime._executor import (
     Execution,
     _await_forgotten,

@@ -20,13 +20,14 @@ from typing import Any
 import numpy as np
 from distributed import as_completed, wait
 
-from coded._injection import Stragglers, TaskFault
-from coded.codes._fields import encode_product, multiply_real
+from coded.codes import UncodedCode
+from coded.codes.interface import encode_product, multiply_real
+from coded.injection import Stragglers, TaskFault
 from coded.runtime._cluster import check_client, worker_addresses
-from coded.runtime._executor import forget, new_call_id
+from coded.runtime._executor import execute, forget, new_call_id
 from coded.runtime._worker import _finish_fault, wake_waits
-from theory._rng import RngLike, as_generator
-from theory._validation import check_int, check_real
+from theory.rng import RngLike, as_generator
+from theory.validation import check_int, check_real
 
 __all__ = ["profile_workers"]
 
@@ -262,42 +263,46 @@ def _median_se(values: np.ndarray) -> float:
 
 
 def _call_cost(
-    client: Any, fit: Any, d: int, calls: int, deadline: float, stragglers: Any
+    client: Any,
+    fit: Any,
+    addresses: Sequence[str],
+    d: int,
+    calls: int,
+    deadline: float,
+    stragglers: Any,
 ) -> tuple[float, float]:
     """Seconds a whole call adds to its tasks, and the standard error.
 
-    `calls` one-shot ``coded_matmul`` calls of one row per worker (every
-    worker needed, nothing to encode), after one untimed: the median of their
-    seconds besides encoding, less the model's expected latency of that
-    allocation under `fit` (the per-task cost ``c`` and the rows). Injected
-    `stragglers` apply to these calls too, as to the pings: `fit` holds them.
+    `calls` products of one row per worker (an uncoded code: every worker
+    needed, nothing to encode) through the executor, after one untimed: the
+    median of their seconds from placing the operands to the decoded product,
+    less the model's expected latency of that allocation under `fit` (the
+    per-task cost ``c`` and the rows). Injected `stragglers` apply to these
+    calls too, as to the pings: `fit` holds them.
     """
-    from allocation import Allocation
-    from coded._api import coded_matmul
     from theory import expected_allocation_latency
 
-    n = fit.n
+    n = len(addresses)
     ones = np.ones(n, dtype=np.int64)
-    tiny = Allocation(
-        loads=ones, batches=ones, m=n, expected_latency=0.0, solver="calibration"
-    )
     model = expected_allocation_latency(fit.profile, ones, m=n, batches=ones)
-    A, x = np.ones((n, d)), np.ones(d)
+    code = UncodedCode(n)
+    encoded = code.encode_operands(np.ones((n, d)), np.ones(d))
     seconds = []
     for j in range(calls + 1):
-        timeout = max(deadline - time.perf_counter(), 1e-3)
-        result = coded_matmul(
-            A,
-            x,
-            allocation=tiny,
-            client=client,
-            timeout=timeout,
-            stragglers=stragglers,
-            rng=j,
+        faults = None if stragglers is None else stragglers.sample(n, rng=j)
+        began = time.perf_counter()
+        execute(
+            client,
+            code,
+            encoded,
+            addresses=addresses,
+            batches=[[(0, 1)]] * n,
+            faults=faults,
+            timeout=max(deadline - began, 1e-3),
+            label="profile-call",
         )
-        stages = result.stage_seconds
         if j:  # the first call warms the path up
-            seconds.append(stages["total"] - stages["encode"])
+            seconds.append(time.perf_counter() - began)
     seconds = np.array(seconds)
     cost = max(float(np.median(seconds)) - model, 0.0)
     return cost, float(np.hypot(_median_se(seconds), np.max(fit.c_se)))
@@ -494,7 +499,7 @@ def profile_workers(
     )
     trip_se = np.sqrt(np.pi / 2) * trips.std(axis=1, ddof=1) / np.sqrt(pings)
     fit = dataclasses.replace(fit, c_se=np.sqrt(fit.c_se**2 + trip_se**2))
-    call, call_se = _call_cost(client, fit, d, calls, deadline, stragglers)
+    call, call_se = _call_cost(client, fit, addresses, d, calls, deadline, stragglers)
     fit = dataclasses.replace(
         fit, call_seconds=call, call_se=call_se, encode_flops_per_second=_encode_rate()
     )

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from coded._injection import InjectedFailure, TaskFault
 from coded.codes import Piece
+from coded.injection import InjectedFailure, TaskFault
 
 __all__ = [
     "TaskOutput",

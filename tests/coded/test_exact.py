@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from coded._crt import (
+from coded.codes import MDSCode, Piece, PolynomialCode
+from coded.codes._crt import (
     MAX_PRIMES,
     PRIME_LIMIT,
     crt_reconstruct,
@@ -21,11 +22,10 @@ from coded._crt import (
     product_bound,
     to_residues,
 )
-from coded._modular import matmul_mod
-from coded.codes import MDSCode, Piece, PolynomialCode
 from coded.codes._exact import ExactCode, ExactContext, multiply_residues
+from coded.codes._modular import matmul_mod
 from coded.errors import DecodingError
-from theory._validation import is_prime
+from theory.validation import is_prime
 
 INT64 = np.iinfo(np.int64)
 EXTREMES = [INT64.min, INT64.min + 1, -1, 0, 1, INT64.max]

@@ -13,9 +13,9 @@ from _codes_support import assert_close_real, feed, units_of
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coded._modular import matmul_mod
 from coded.codes import DEFAULT_PRIME, MDSCode, Piece, RowMDSCode
 from coded.codes import _generators as generators
+from coded.codes._modular import matmul_mod
 from coded.errors import DecodingError, IllConditionedWarning
 from coded.testing import matrices, mds_codes
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from coded._modular import limb_bound, matmul_mod, matmul_mod_into, modular_plan
+from coded.codes._modular import limb_bound, matmul_mod, matmul_mod_into, modular_plan
 
 # Largest primes below 2^21, just below / above the direct-path limit, near 2^31,
 # the largest below 2^32 (split path) and a Mersenne prime (object path).
@@ -213,8 +213,7 @@ def test_input_validation(A, B, p, error, message):
 
 
 def test_gf_codes_encode_multiply_and_decode_through_matmul_mod(monkeypatch):
-    from coded import _modular
-    from coded.codes import MDSCode
+    from coded.codes import MDSCode, _modular
 
     calls = []
     original = _modular.matmul_mod_into  # every GF(p) product ends here

@@ -1,4 +1,4 @@
-"""``A.T @ y`` decoded from the shares of a block code (``coded._transpose``)."""
+"""``A.T @ y`` decoded from the shares of a block code (``coded.codes._transpose``)."""
 
 import itertools
 
@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coded import MDSCode, ReplicationCode, RowMDSCode, UncodedCode
-from coded._transpose import TransposedCode
 from coded.codes import Piece
+from coded.codes._transpose import TransposedCode
 
 P = 65_537
 

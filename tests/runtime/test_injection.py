@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from coded import Stragglers
-from coded._injection import TaskFault
+from coded.injection import TaskFault
 from theory import WorkerProfile
 
 

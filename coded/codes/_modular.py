@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from theory._validation import check_int, check_prime
+from theory.validation import check_int, check_prime
 
 __all__ = [
     "ModularPlan",
@@ -151,7 +151,7 @@ def _checked_plan(p: int) -> ModularPlan:
 
 @functools.cache
 def _kernels():
-    return importlib.import_module("coded._modular_kernels")
+    return importlib.import_module("coded.codes._modular_kernels")
 
 
 def _as_residues(X: object, name: str) -> np.ndarray:

@@ -6,6 +6,8 @@ draws one realisation for one coded product (:class:`FaultPlan`); the runtime as
 the plan for each task's :class:`TaskFault` and ships it with the task, where the
 worker applies it. The profile is the same ``theory.WorkerProfile`` object the
 simulator and the allocators read (docs/theory/model.md).
+A public module, so that :mod:`coded.runtime` imports the plan and the faults
+from here; users reach the spec as ``coded.Stragglers``.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-from theory._models import WorkerProfile
-from theory._rng import RngLike, as_generator
-from theory._validation import check_int, check_real
+from theory import WorkerProfile
+from theory.rng import RngLike, as_generator
+from theory.validation import check_int, check_real
 
 __all__ = ["FaultPlan", "InjectedFailure", "Stragglers", "TaskFault"]
 

@@ -1,4 +1,4 @@
-"""Numba kernels of :mod:`coded._modular`: conversion and fused reduction passes.
+"""Numba kernels of :mod:`coded.codes._modular`: conversion and fused reduction passes.
 
 Imported lazily (the first GF(p) product loads numba, which galois loads anyway).
 Every kernel is one pass over its arrays and releases the GIL, so Dask threads

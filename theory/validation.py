@@ -1,5 +1,8 @@
 """Argument checks shared by every package (numpy only).
 
+Public within the project: coded, allocation and mapreduce import their checks from
+here, so this module imports nothing but numpy and the standard library.
+
 Every message names the argument, the constraint and the value received, e.g.
 "`k` must satisfy 1 <= k <= n, got k=5, n=4." Wrong types raise `TypeError`, wrong
 values `ValueError`.

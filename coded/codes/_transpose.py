@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from coded.codes import Code, Decoder, EncodedOperands, Piece
 from coded.codes import _fields as fields
+from coded.codes._base import Code, Decoder, EncodedOperands, Piece
 from coded.codes._mds import BlockCode
 from coded.codes._units import UnitContext, UnitDecoder
 
@@ -261,7 +261,7 @@ class TransposedDecoder(Decoder):
         """Units of a whole result of `worker` (raises for a row range)."""
         inner = self._code.inner
         worker = inner._check_worker(worker)
-        units = int(inner._offsets[worker + 1] - inner._offsets[worker])
+        units = int(inner.unit_offsets[worker + 1] - inner.unit_offsets[worker])
         rows = self._context.forward.rows * units
         if (start, stop) != (0, rows):
             raise ValueError(

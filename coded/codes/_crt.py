@@ -4,7 +4,8 @@ An integer product ``C = A @ B`` satisfies ``|C_ij| <= d max|A| max|B|``; with
 primes whose product ``M`` exceeds twice that bound, ``C`` is the unique balanced
 representative in ``[-(M - 1)/2, (M - 1)/2]`` of its residues, recovered by
 Garner's mixed-radix algorithm. The primes are the largest primes below ``2^21``,
-so every residue product runs on the direct path of :func:`coded._modular.matmul_mod`.
+so every residue product runs on the direct path of
+:func:`coded.codes._modular.matmul_mod`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from theory._validation import check_int, is_prime
+from theory.validation import check_int, is_prime
 
 __all__ = [
     "MAX_PRIMES",
@@ -42,7 +43,7 @@ _CRT_PRIME_LIMIT = 2**26
 
 @functools.cache
 def _kernels():
-    return importlib.import_module("coded._modular_kernels")
+    return importlib.import_module("coded.codes._modular_kernels")
 
 
 @functools.cache
