@@ -44,19 +44,45 @@ class TaskFault:
         Raise :class:`InjectedFailure` instead of returning.
     dies : bool
         Kill the worker (its process, or the in-process worker object).
+    corrupt : float
+        Return a wrong result: its largest entry off by `corrupt` times its
+        magnitude (integer residues: off by one); 0 returns the right one.
     """
 
     duration_seconds: float = 0.0
     extra_seconds: float = 0.0
     raises: bool = False
     dies: bool = False
+    corrupt: float = 0.0
 
     @property
     def is_noop(self) -> bool:
         """Whether the task runs unmodified."""
         return not (
-            self.duration_seconds or self.extra_seconds or self.raises or self.dies
+            self.duration_seconds
+            or self.extra_seconds
+            or self.raises
+            or self.dies
+            or self.corrupt
         )
+
+    def corrupted(self, value: np.ndarray) -> np.ndarray:
+        """Return `value` as this task reports it (wrong when `corrupt` is set).
+
+        The entry of largest magnitude ``v`` becomes ``v + corrupt max(|v|, 1)``
+        (a relative error of `corrupt` of the result's scale), or ``v -+ 1`` for
+        integer residues (still a residue in ``[0, p)``).
+        """
+        if not self.corrupt or np.size(value) == 0:
+            return value
+        array = np.array(value, copy=True)
+        flat = array.reshape(-1)
+        entry = int(np.argmax(np.abs(flat)))
+        if array.dtype.kind in "iu":
+            flat[entry] += -1 if flat[entry] > 0 else 1
+        else:
+            flat[entry] += self.corrupt * max(abs(float(flat[entry])), 1.0)
+        return array
 
 
 def _worker_set(values: Iterable[int], name: str) -> frozenset[int]:
@@ -82,6 +108,11 @@ class Stragglers:
         Workers whose tasks raise :class:`InjectedFailure`.
     dying : iterable of int
         Workers that die while running their task.
+    corrupt : mapping of int to float
+        Workers that return wrong results (silent data corruption): each of
+        their tasks reports its largest entry off by that relative error of the
+        result's scale (``{worker: 1e-3}``; integer residues off by one). A
+        flipped mantissa bit ``b`` is the relative error ``2^(b - 52)``.
 
     Notes
     -----
@@ -117,6 +148,7 @@ class Stragglers:
     delays: Mapping[int, float] = field(default_factory=dict)
     failing: frozenset[int] = frozenset()
     dying: frozenset[int] = frozenset()
+    corrupt: Mapping[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.profile is not None and not isinstance(self.profile, WorkerProfile):
@@ -135,6 +167,13 @@ class Stragglers:
         object.__setattr__(self, "delays", MappingProxyType(delays))
         object.__setattr__(self, "failing", _worker_set(self.failing, "failing"))
         object.__setattr__(self, "dying", _worker_set(self.dying, "dying"))
+        corrupt = {
+            check_int(w, "corrupt worker", min_value=0): check_real(
+                e, f"corrupt[{w}]", min_value=0.0, strict_min=True
+            )
+            for w, e in dict(self.corrupt).items()
+        }
+        object.__setattr__(self, "corrupt", MappingProxyType(corrupt))
 
     @property
     def profile_seconds(self) -> WorkerProfile | None:
@@ -145,7 +184,7 @@ class Stragglers:
 
     def max_worker(self) -> int:
         """Return the largest worker index the spec names (``-1`` if none)."""
-        named = set(self.delays) | self.failing | self.dying
+        named = set(self.delays) | self.failing | self.dying | set(self.corrupt)
         return max(named, default=-1)
 
     def sample(self, n: int, *, rng: RngLike = None) -> FaultPlan:
@@ -191,6 +230,7 @@ class Stragglers:
             extra_seconds=np.array([self.delays.get(i, 0.0) for i in range(n)]),
             raises=np.array([i in self.failing for i in range(n)]),
             dies=np.array([i in self.dying for i in range(n)]),
+            corrupt=np.array([self.corrupt.get(i, 0.0) for i in range(n)]),
         )
 
 
@@ -217,6 +257,8 @@ class FaultPlan:
         Fixed delay of each worker's tasks.
     raises, dies : array_like of bool, shape (n,)
         Whether each worker's tasks raise / kill the worker.
+    corrupt : array_like, shape (n,), optional
+        Relative error of each worker's results (0: right; default zeros).
     """
 
     seconds_per_row: np.ndarray
@@ -225,17 +267,18 @@ class FaultPlan:
     raises: np.ndarray
     dies: np.ndarray
     seconds_per_task: np.ndarray | None = None
+    corrupt: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        if self.seconds_per_task is None:
-            object.__setattr__(
-                self, "seconds_per_task", np.zeros(len(self.seconds_per_row))
-            )
+        for name in ("seconds_per_task", "corrupt"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.zeros(len(self.seconds_per_row)))
         for name in (
             "seconds_per_row",
             "backup_seconds_per_row",
             "extra_seconds",
             "seconds_per_task",
+            "corrupt",
         ):
             object.__setattr__(self, name, _read_only(getattr(self, name), float))
         for name in ("raises", "dies"):
@@ -260,7 +303,7 @@ class FaultPlan:
             two-sided code whose right operand holds part of B's columns).
         backup : bool
             The task is a speculative copy of another worker's task: use the
-            independent backup draw and apply no failure.
+            independent backup draw and apply no failure or corruption.
 
         Returns
         -------
@@ -274,4 +317,5 @@ class FaultPlan:
             extra_seconds=0.0 if backup else float(self.extra_seconds[worker]),
             raises=False if backup else bool(self.raises[worker]),
             dies=False if backup else bool(self.dies[worker]),
+            corrupt=0.0 if backup else float(self.corrupt[worker]),
         )

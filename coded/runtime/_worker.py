@@ -132,7 +132,7 @@ def run_batch(
     start, stop : int
         Row range of the worker's product.
     fault : TaskFault
-        Injected duration, delay, failure or death.
+        Injected duration, delay, failure, death or wrong result.
     call_id : str
         Identifier of the product (keys its cancel signal); ends in the client's
         process id.
@@ -153,7 +153,7 @@ def run_batch(
     blocked = _blocked_seconds(address, call_id, submitted_at)
     try:
         _start_fault(fault, call_id, worker)
-        value = multiply(left[start:stop], right)
+        value = fault.corrupted(multiply(left[start:stop], right))
         compute = time.perf_counter() - began
         cancelled = _finish_fault(fault, call_id, compute)
         piece = Piece(worker=worker, start=start, stop=stop, value=value)

@@ -50,6 +50,22 @@ def test_failures_and_deaths_are_per_worker():
     assert not TaskFault(extra_seconds=1.0).is_noop
 
 
+def test_corrupt_workers_report_one_entry_wrong_by_the_relative_error():
+    plan = Stragglers(corrupt={1: 1e-3}).sample(3, rng=0)
+    assert plan.task_fault(0, rows=1).corrupt == 0.0
+    fault = plan.task_fault(1, rows=1)
+    assert not fault.is_noop
+    assert plan.task_fault(1, rows=1, backup=True).corrupt == 0.0
+    value = np.array([[1.0, -4.0], [2.0, 0.5]])
+    wrong = fault.corrupted(value)
+    assert np.count_nonzero(wrong != value) == 1
+    assert wrong[0, 1] == -4.0 + 1e-3 * 4.0
+    assert value[0, 1] == -4.0  # the worker's own array is left alone
+    residues = fault.corrupted(np.array([0, 5, 3], dtype=np.int64))
+    assert residues.tolist() == [0, 4, 3]
+    assert TaskFault().corrupted(value) is value
+
+
 @pytest.mark.parametrize(
     ("build", "error", "message"),
     [
@@ -92,6 +108,16 @@ def test_failures_and_deaths_are_per_worker():
             "`stragglers` names worker 4, but n=3.",
         ),
         (lambda: Stragglers().sample(0), ValueError, "`n` must be >= 1, got n=0."),
+        (
+            lambda: Stragglers(corrupt={0: 0.0}),
+            ValueError,
+            "`corrupt[0]` must be > 0.0, got corrupt[0]=0.0.",
+        ),
+        (
+            lambda: Stragglers(corrupt={3: 1e-3}).sample(3),
+            ValueError,
+            "`stragglers` names worker 3, but n=3.",
+        ),
     ],
 )
 def test_input_validation(build, error, message):
