@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from coded.codes import DEFAULT_PRIME, MDSCode, Piece, PolynomialCode
 from coded.codes._consistency import is_consistent, locate, tolerance
+from coded.codes._freivalds import share_checks
 from coded.errors import DecodingError, InconsistentResultsError
 from coded.testing import codes, operands
 
@@ -192,3 +193,48 @@ def test_polynomial_codes_verify_over_gf_p_only():
     real = PolynomialCode(6, 2, 1)
     with pytest.raises(ValueError, match="needs the operands' rounding bound"):
         real.decoder(real.encode_operands(A * 1.0, B * 1.0), verify="detect")
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@given(data=st.data())
+def test_freivalds_checks_pass_honest_pieces_and_catch_wrong_ones(field, data):
+    code = data.draw(codes(max_n=6, field=field, kinds=ROW_CODES), label="code")
+    A, B = data.draw(operands(field=field, m=getattr(code, "m", None), max_size=5))
+    encoded = code.encode_operands(A, B)
+    batches = [
+        [(0, len(left) // 2), (len(left) // 2, len(left))] if len(left) else []
+        for left in encoded.lefts
+    ]
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    checks = share_checks(encoded.lefts, batches, code.p, rng=seed)
+    for worker, ranges in enumerate(batches):
+        for start, stop in ranges:
+            if start == stop:
+                continue
+            right = encoded.right(worker)
+            value = code.multiply(encoded.lefts[worker][start:stop], right)
+            piece = Piece(worker=worker, start=start, stop=stop, value=value)
+            assert checks.passes(piece, right, encoded.context.noise)
+            wrong = _corrupt({0: value}, [0], data, field)[0]
+            bad = Piece(worker=worker, start=start, stop=stop, value=wrong)
+            assert not checks.passes(bad, right, encoded.context.noise)
+
+
+@given(
+    d=st.integers(1, 400),
+    rows=st.integers(1, 300),
+    log_scale=st.integers(-30, 30),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_freivalds_never_flags_honest_real_pieces(d, rows, log_scale, seed):
+    code = MDSCode(4, 3)
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((3 * rows, d)) * 10.0**log_scale
+    B = rng.standard_normal((d, 3))
+    encoded = code.encode_operands(A, B)
+    batches = [[(0, len(left))] for left in encoded.lefts]
+    checks = share_checks(encoded.lefts, batches, None, rng=seed)
+    for worker, left in enumerate(encoded.lefts):
+        value = code.multiply(left, encoded.right(worker))
+        piece = Piece(worker=worker, start=0, stop=len(left), value=value)
+        assert checks.passes(piece, encoded.right(worker), encoded.context.noise)
