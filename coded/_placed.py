@@ -232,7 +232,7 @@ class PlacedOperand:
         flight on the placement finish first). Products returned as dask.arrays
         (``output="dask"``) stay valid.
         """
-        from coded.runtime._executor import drop
+        from coded.runtime._dask_helpers import drop
 
         drop(self.client, [share for share in self._futures if share is not None])
         self._futures.clear()
@@ -315,7 +315,7 @@ def place_operand(
     [[3.0, 12.0, 21.0, 30.0], [6.0, 24.0, 42.0, 60.0]]
     """
     from coded.runtime import check_client, worker_addresses
-    from coded.runtime._executor import new_call_id
+    from coded.runtime._dask_helpers import new_call_id
 
     client = check_client(client)
     if repair_margin is not None:
@@ -390,7 +390,7 @@ def _place_array(
     dtype: Any,
 ) -> tuple[EncodedOperands, list[Any], dict[str, float]]:
     """Encode A (in memory) on the client and scatter share i to worker i."""
-    from coded.runtime._executor import scatter_to_workers
+    from coded.runtime._dask_helpers import scatter_to_workers
 
     began = time.perf_counter()
     placeholder = np.zeros(np.shape(A)[1], dtype=dtype)
@@ -448,7 +448,7 @@ def start_placed(
 ) -> MatmulHandle:
     """Submit ``A @ B`` for a placed A (B encoded alone); return its handle."""
     from coded.runtime import check_client
-    from coded.runtime._executor import new_call_id
+    from coded.runtime._dask_helpers import new_call_id
 
     if A.is_released:
         raise ValueError(

@@ -23,7 +23,7 @@ from distributed import as_completed, wait
 from coded._injection import Stragglers, TaskFault
 from coded.codes._fields import multiply_real
 from coded.runtime._cluster import check_client, worker_addresses
-from coded.runtime._executor import forget, new_call_id
+from coded.runtime._dask_helpers import forget, new_call_id
 from coded.runtime._worker import _finish_fault, wake_waits
 from theory._rng import RngLike, as_generator
 from theory._validation import check_int, check_real
