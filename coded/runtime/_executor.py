@@ -396,6 +396,8 @@ class _Run:
             for item in ac.next_batch(block=False):
                 event = self._event(*(item if self.layout is None else (item, None)))
                 self._act(self.state.handle(event))
+            if self.state.is_over:  # decided: no liveness query on the way out
+                return
             if time.perf_counter() - last_check > _LIVENESS_SECONDS:
                 alive = yield None
                 assert alive is not None
