@@ -13,80 +13,70 @@ that is known; the call decodes from the others, or raises `NotEnoughResultsErro
 (naming the lost workers and the code's tolerance) as soon as no decodable set can
 still arrive, at the latest at `timeout`. A lost scheduler raises
 `SchedulerLostError`.
+
+Every decision is the pure `RunState`'s (``_state.py``); this module is its
+driver: it places operands, submits graphs, turns Dask's completions into the
+state's events and carries out its actions, blocking or on an event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import statistics
 import time
-import uuid
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from dask._task_spec import Task, TaskRef
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+from dask.utils import apply
 from distributed import Client, Future, as_completed
 from distributed.comm import CommClosedError
 
 from coded.codes import Code, EncodedOperands
-from coded.errors import NotEnoughResultsError, SchedulerLostError
 from coded.injection import FaultPlan, TaskFault
+from coded.runtime._dask_helpers import (
+    live_addresses,
+    live_addresses_async,
+    new_call_id,
+    scatter_to_workers_async,
+    scheduler_lost,
+)
 from coded.runtime._remote import ProductLayout, remote_product
+from coded.runtime._state import (
+    Action,
+    Backup,
+    BackupPolicy,
+    BatchTask,
+    Cancel,
+    Cancelled,
+    CopyKey,
+    Decode,
+    Retry,
+    RunState,
+    Started,
+    Submit,
+    TaskFailed,
+    TaskFinished,
+    TaskKey,
+    Tick,
+    WorkersLost,
+)
 from coded.runtime._worker import TaskOutput, run_batch, wake_waits
-from theory.validation import check_real
 
 __all__ = [
     "BackupPolicy",
     "Execution",
     "PendingExecution",
-    "drop",
     "execute",
-    "forget",
-    "live_addresses",
-    "live_addresses_async",
-    "new_call_id",
-    "on_scheduler",
-    "on_scheduler_async",
-    "scatter_to_workers",
     "submit_execution",
     "submit_execution_async",
-    "tolerance",
 ]
 
 _LIVENESS_SECONDS = 0.25
 _IDLE_POLL_SECONDS = 0.25
 _BACKUP_POLL_SECONDS = 0.01
 _ASYNC_POLL_SECONDS = 0.002
-_FORGET_POLLS = 5_000  # 10 s at 2 ms
-_SCHEDULER_SECONDS = 30.0  # longest wait for one scheduler query (forget: 10 s)
 EMBED_BYTES = 1 << 20  # a shared right operand up to 1 MiB travels in the tasks
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BackupPolicy:
-    """Speculative execution of stragglers (Spark's and Cubed's backup tasks).
-
-    Parameters
-    ----------
-    quantile : float
-        Start once this fraction of the tasks has finished, ``0 < quantile <= 1``.
-    slowdown : float
-        Back up every task running longer than ``slowdown`` times the median
-        duration of the finished ones, ``slowdown >= 1``. The first copy to
-        finish is used.
-    """
-
-    quantile: float = 0.75
-    slowdown: float = 1.5
-
-    def __post_init__(self) -> None:
-        check_real(self.quantile, "quantile", min_value=0.0, strict_min=True)
-        check_real(self.slowdown, "slowdown", min_value=1.0)
-        if self.quantile > 1:
-            raise ValueError(f"`quantile` must be <= 1, got quantile={self.quantile}.")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -109,199 +99,12 @@ class Execution:
     tasks: tuple[tuple[int, int, int, int, float, str, int], ...] = ()
 
 
-def new_call_id() -> str:
-    """Return a unique call id ending in this process's id."""
-    return f"{uuid.uuid4().hex[:12]}-{os.getpid()}"
-
-
-@dataclass(slots=True, kw_only=True, eq=False)
-class _Task:
-    worker: int
-    batch: int
-    start: int
-    stop: int
-    copies: list[Future] = field(default_factory=list)
-    hosts: list[str] = field(default_factory=list)
-    failed_copies: set[int] = field(default_factory=set)
-    is_done: bool = False
-    finish: float = float("nan")
-
-    @property
-    def status(self) -> str:
-        """used, failed, unused (finished once decodable, not read) or cancelled."""
-        if self.is_done:
-            return "used"
-        if self.is_failed:
-            return "failed"
-        finished = any(copy.status == "finished" for copy in self.copies)
-        return "unused" if finished else "cancelled"
-
-    is_retried: bool = False
-
-    @property
-    def is_failed(self) -> bool:
-        return not self.is_done and len(self.failed_copies) == len(self.copies)
-
-    @property
-    def is_outstanding(self) -> bool:
-        return not self.is_done and not self.is_failed
-
-
-def _alive_workers(dask_scheduler: Any) -> list[str]:
-    return list(dask_scheduler.workers)
-
-
-def _scheduler_lost(client: Client, when: str) -> SchedulerLostError:
-    return SchedulerLostError(
-        f"the Dask scheduler became unreachable {when} (client status "
-        f"{client.status!r}); no result can arrive."
-    )
-
-
-async def on_scheduler_async(client: Client, function: Any, **kwargs: Any) -> Any:
-    """Run `function` on the scheduler, or raise `SchedulerLostError`.
-
-    Never waits more than ``_SCHEDULER_SECONDS`` for an unreachable scheduler.
-    """
-    if client.status != "running":
-        raise _scheduler_lost(client, "before a query")
-    try:
-        return await asyncio.wait_for(
-            client._run_on_scheduler(function, **kwargs), _SCHEDULER_SECONDS
-        )
-    except (OSError, CommClosedError) as error:
-        raise SchedulerLostError(
-            f"the Dask scheduler is unreachable: {type(error).__name__}: {error}"
-        ) from error
-
-
-def on_scheduler(client: Client, function: Any, **kwargs: Any) -> Any:
-    """:func:`on_scheduler_async` from synchronous code (a blocking client)."""
-    return client.sync(on_scheduler_async, client, function, **kwargs)
-
-
-async def live_addresses_async(client: Client) -> set[str]:
-    """Addresses of the workers the scheduler knows now."""
-    return set(await on_scheduler_async(client, _alive_workers))
-
-
-def live_addresses(client: Client) -> set[str]:
-    """:func:`live_addresses_async` from synchronous code."""
-    return client.sync(live_addresses_async, client)
-
-
-def tolerance(code: Code) -> int:
-    """Lost workers `code` survives whichever they are: ``n - k``."""
-    return int(code.n) - int(code.recovery_threshold)
-
-
-async def _await_forgotten(dask_scheduler: Any, keys: list[str]) -> list[str]:
-    """Wait (on the scheduler) until it holds none of `keys`; return live workers."""
-    for _ in range(_FORGET_POLLS):
-        if not any(k in dask_scheduler.tasks for k in keys):
-            break
-        await asyncio.sleep(0.002)
-    return list(dask_scheduler.workers)
-
-
-def forget(client: Client, futures: Sequence[Future]) -> set[str]:
-    """Cancel `futures`, wait until the scheduler holds none of their keys.
-
-    ``Client.cancel`` travels on the batched stream; the wait makes sure that no
-    task of a finished call survives it on the scheduler. Returns the addresses
-    of the live workers.
-    """
-    if client.status != "running":  # nothing to forget on a lost scheduler
-        return set()
-    if futures:
-        client.cancel(list(futures), force=True)
-    keys = [f.key for f in futures]
-    return set(on_scheduler(client, _await_forgotten, keys=keys))
-
-
-async def _await_freed(dask_scheduler: Any, keys: list[str]) -> None:
-    """Wait (on the scheduler) until none of `keys` holds data or will run.
-
-    A key some product still derives from (a dask.array decoded on the
-    cluster) stays in the graph, released, as that product's lineage.
-    """
-    for _ in range(_FORGET_POLLS):
-        states = (dask_scheduler.tasks.get(k) for k in keys)
-        if all(ts is None or ts.state in ("released", "erred") for ts in states):
-            return
-        await asyncio.sleep(0.002)
-
-
-def drop(client: Client, futures: Sequence[Future]) -> None:
-    """Release `futures` and wait until the cluster holds none of their data.
-
-    Unlike :func:`forget` nothing is cancelled (a cancel would cascade to the
-    keys derived from these, whose data Dask keeps until they are released).
-    """
-    for future in futures:
-        future.release()
-    if futures and client.status == "running":
-        on_scheduler(client, _await_freed, keys=[f.key for f in futures])
-
-
-async def scatter_to_workers_async(
-    client: Client,
-    per_worker: Sequence[dict[str, Any]],
-    addresses: Sequence[str],
-    *,
-    timeout: float = _SCHEDULER_SECONDS,
-) -> tuple[dict[str, Future], dict[int, str]]:
-    """Scatter ``per_worker[i]`` (key -> data) to ``addresses[i]``, all at once.
-
-    Returns the futures of every key that arrived, and ``i -> why`` for the
-    workers that could not take their data (dead, gone, or not within `timeout`
-    seconds); a worker's failure never stops the others.
-    """
-
-    async def scatter_one(data: dict[str, Any], address: str) -> dict[str, Future]:
-        return await asyncio.wait_for(
-            client.scatter(data, workers=[address], asynchronous=True), timeout
-        )
-
-    if client.status != "running":
-        raise _scheduler_lost(client, "before shipping operands")
-    outcomes = await asyncio.gather(
-        *(
-            scatter_one(data, address)
-            for data, address in zip(per_worker, addresses, strict=True)
-        ),
-        return_exceptions=True,
-    )
-    placed: dict[str, Future] = {}
-    failed: dict[int, str] = {}
-    for i, outcome in enumerate(outcomes):
-        if isinstance(outcome, BaseException):
-            why = f"{type(outcome).__name__}: {outcome}".rstrip(": ")
-            failed[i] = f"shipping its operands to {addresses[i]} failed ({why})"
-        else:
-            placed.update(outcome)
-    if client.status != "running":
-        raise _scheduler_lost(client, "while shipping operands")
-    return placed, failed
-
-
-def scatter_to_workers(
-    client: Client,
-    per_worker: Sequence[dict[str, Any]],
-    addresses: Sequence[str],
-    *,
-    timeout: float = _SCHEDULER_SECONDS,
-) -> tuple[dict[str, Future], dict[int, str]]:
-    """:func:`scatter_to_workers_async` from synchronous code."""
-    if client.status != "running":
-        raise _scheduler_lost(client, "before shipping operands")
-    return client.sync(
-        scatter_to_workers_async, client, per_worker, addresses, timeout=timeout
-    )
-
-
 class _Run:
-    """The mutable state of one call (client side); `execute` drives it."""
+    """One call on the cluster (client side): the I/O around its `RunState`.
+
+    It places the operands, submits the graphs, turns Dask's completions into
+    the state's events and carries out the actions the state returns.
+    """
 
     def __init__(
         self,
@@ -309,38 +112,44 @@ class _Run:
         code: Code,
         encoded: EncodedOperands,
         addresses: Sequence[str],
+        batches: Sequence[Sequence[tuple[int, int]]],
+        *,
         faults: FaultPlan | None,
         call_id: str,
         row_weights: Sequence[float],
         placed_lefts: Sequence[Future | None] | None = None,
         label: str = "",
         timeout: float = 60.0,
+        policy: BackupPolicy | None = None,
         layout: ProductLayout | None = None,
     ) -> None:
         self.client, self.code, self.encoded = client, code, encoded
         self.layout = layout  # None: decode on the client; else on a worker
-        self.arrived: list[Future] = []  # used results, in order (layout given)
         self.placed_lefts = None if placed_lefts is None else list(placed_lefts)
         self.lefts: list[Future | None] = []
-        self.lost: dict[int, str] = {}  # code worker -> why it never returns
-        self.collateral: set[int] = set()  # workers whose chains to resubmit
-        self.timeout = timeout
+        self.lost: dict[int, str] = {}  # placement: code worker -> why
+        self.timeout, self.policy = timeout, policy
         self.shared_right: Any = None
         self.addresses, self.faults, self.call_id = list(addresses), faults, call_id
         self.n = len(addresses)
         self.row_weights = list(row_weights)
-        self.data: dict[str, Future] = {}
-        self.tasks: dict[str, _Task] = {}
-        self.decoder = code.decoder(encoded)
-        self.fresh_decoder = None if layout is None else code.decoder(encoded)
-        self.finish = [float("nan")] * self.n
-        self.used: set[int] = set()
-        self.durations: list[float] = []
-        self.outputs: list[TaskOutput] = []
-        self.backups = 0
-        self.submitted_at = 0.0
-        self.ac: as_completed | None = None
         self.label = label
+        self.data: dict[str, Future] = {}
+        self.state = RunState(
+            code,
+            code.decoder(encoded),
+            addresses,
+            batches,
+            timeout=timeout,
+            policy=policy,
+        )
+        self.copies: dict[TaskKey, list[Future]] = {}
+        self.copy_of: dict[str, CopyKey] = {}  # Dask key -> (task, copy)
+        self.results: dict[TaskKey, Any] = {}  # first finished copy's value
+        self.arrived: list[Any] = []  # the used results, in order
+        self.late: set[CopyKey] = set()  # finished copies, found at their cancel
+        self.cancelled = 0
+        self.ac: as_completed | None = None
         self.records: tuple[tuple[int, int, int, int, float, str, int], ...] = ()
 
     # ---- place and submit ------------------------------------------------
@@ -407,22 +216,22 @@ class _Run:
             data, workers=workers, broadcast=True, hash=False, asynchronous=True
         )
 
-    def _right(self, task: _Task) -> Any:
+    def _right(self, worker: int) -> Any:
         if self.encoded.rights is None:
             return self.shared_right
-        return self.data[self._key("right", task.worker)]
+        return self.data[self._key("right", worker)]
 
-    def _fault(self, task: _Task, host: int) -> TaskFault:
+    def _fault(self, task: BatchTask, host: int) -> TaskFault:
         if self.faults is None:
             return TaskFault()
         rows = (task.stop - task.start) * self.row_weights[task.worker]
         return self.faults.task_fault(host, rows=rows, backup=host != task.worker)
 
-    def _batch_task(
-        self, task: _Task, host: int, key: str, previous: Any
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    def _batch_arguments(
+        self, task: BatchTask, host: int
+    ) -> tuple[list[Any], dict[str, Any]]:
         """Arguments of ``run_batch`` for one copy of `task` on `host`."""
-        args = (self.lefts[task.worker], self._right(task))
+        args = [self.lefts[task.worker], self._right(task.worker)]
         kwargs = {
             "multiply": self.code.multiply,
             "worker": task.worker,
@@ -431,241 +240,179 @@ class _Run:
             "fault": self._fault(task, host),
             "call_id": self.call_id,
             "submitted_at": time.time(),
-            "previous": previous,
         }
         return args, kwargs
 
-    def _submit(self, task: _Task, host: int, key: str) -> Future:
-        """Submit one more copy of `task` on `host` (a speculative backup)."""
-        args, kwargs = self._batch_task(task, host, key, None)
-        future = self.client.submit(
-            run_batch,
-            *args,
-            **kwargs,
-            key=key,
-            workers=[self.addresses[host]],
-            allow_other_workers=False,
-            retries=0,
-        )
-        task.copies.append(future)
-        task.hosts.append(self.addresses[host])
-        return future
+    def _task_key(self, task: BatchTask, suffix: str = "") -> str:
+        return self._key("share", task.worker, f"b{task.batch}") + suffix
 
-    def submit(self, batches: Sequence[Sequence[tuple[int, int]]]) -> list[Future]:
-        """Submit every worker's batch chain as one graph (one scheduler message).
+    def _track(self, task: BatchTask, future: Future) -> None:
+        """Record `future` as the next copy of `task` (and wait for it)."""
+        copies = self.copies.setdefault(task.key, [])
+        self.copy_of[future.key] = (task.key, len(copies))
+        copies.append(future)
+        if self.ac is not None:
+            self.ac.add(future)
+
+    def start(self) -> None:
+        """Submit every worker's batch chain (one graph, one scheduler message)."""
+        started = Started(now=time.perf_counter(), lost=self.lost)
+        self._act(self.state.handle(started))
+
+    def _send(self, tasks: Sequence[BatchTask], suffix: str) -> None:
+        """Submit `tasks` (whole chains, in batch order) as one graph.
 
         Batch ``j + 1`` of a worker depends on its batch ``j``; each task is
-        pinned to its worker by its layer's annotations.
+        pinned to its worker by its layer's annotations. The tasks are tuples
+        of Dask's graph specification (``apply`` carries the keyword
+        arguments, a key among them is the dependency).
         """
-        self.submitted_at = time.perf_counter()
-        for i, ranges in enumerate(batches):
-            if i in self.lost:
-                continue
-            for j, (start, stop) in enumerate(ranges):
-                key = self._key("share", i, f"b{j}")
-                self.tasks[key] = _Task(worker=i, batch=j, start=start, stop=stop)
-        return self._send(list(self.tasks.values()), suffix="")
-
-    def _send(self, tasks: list[_Task], suffix: str) -> list[Future]:
-        """Submit `tasks` (whole chains, in batch order) as one graph."""
         keys, layers, dependencies = [], {}, {}
         previous: dict[int, str] = {}  # worker -> key of its previous batch
         for task in tasks:
-            i = task.worker
-            key = self._key("share", i, f"b{task.batch}") + suffix
-            before = previous.get(i)
-            reference = None if before is None else TaskRef(before)
-            args, kwargs = self._batch_task(task, i, key, reference)
+            key, before = self._task_key(task, suffix), previous.get(task.worker)
+            args, kwargs = self._batch_arguments(task, task.worker)
+            kwargs["previous"] = before
+            spec = (apply, run_batch, args, (dict, [[k, v] for k, v in kwargs.items()]))
             layers[key] = MaterializedLayer(
-                {key: Task(key, run_batch, *args, **kwargs)},
+                {key: spec},
                 annotations={
-                    "workers": [self.addresses[i]],
+                    "workers": [self.addresses[task.worker]],
                     "allow_other_workers": False,
                     "retries": 0,
                 },
             )
             dependencies[key] = set() if before is None else {before}
             keys.append(key)
-            previous[i] = key
+            previous[task.worker] = key
         graph = HighLevelGraph(layers, dependencies)
         futures = self.client.get(graph, keys, sync=False)
         for task, future in zip(tasks, futures, strict=True):
-            task.copies.append(future)
-            task.hosts.append(self.addresses[task.worker])
-        return futures
+            self._track(task, future)
 
-    def _retry(self, workers: set[int]) -> None:
-        """Resubmit the chains of `workers`, each as its own graph.
+    def _backup(self, task: BatchTask, host: int) -> None:
+        """Submit one more copy of `task` on `host` (a speculative backup)."""
+        args, kwargs = self._batch_arguments(task, host)
+        future = self.client.submit(
+            run_batch,
+            *args,
+            **kwargs,
+            key=self._task_key(task, "-backup"),
+            workers=[self.addresses[host]],
+            allow_other_workers=False,
+            retries=0,
+        )
+        self._track(task, future)
 
-        A graph that names a lost placed share is cancelled whole by the
-        scheduler ("lost dependencies"), the tasks of live workers included; each
-        of those chains gets one more copy, alone, so a lost share can only
-        cancel its own chain.
+    # ---- carry out the state's actions -------------------------------------
+    def _act(self, actions: list[Action]) -> None:
+        for action in actions:
+            if isinstance(action, Submit):
+                self._send(action.tasks, suffix="")
+            elif isinstance(action, Retry):
+                self._send(action.tasks, suffix="-retry")
+            elif isinstance(action, Backup):
+                self._backup(action.task, action.host)
+            elif isinstance(action, Cancel):
+                self._cancel(action.copies)
+            elif isinstance(action, Decode):
+                self.arrived = [self.results[task] for task in action.tasks]
+            elif self.client.status != "running":  # its futures were all cancelled
+                raise scheduler_lost(self.client, "during the call")
+            else:
+                raise action.error
+
+    def _cancel(self, copies: Sequence[CopyKey]) -> None:
+        """Release `copies` and wake their injected waits; count the cancels.
+
+        Releasing the last reference to a key makes the scheduler forget it (and
+        cancel it if it has not run); a running task cannot be interrupted, so its
+        injected wait is woken by the call's cancel signal, sent fire-and-forget.
         """
-        assert self.ac is not None
-        for i in sorted(workers):
-            chain = [t for t in self.tasks.values() if t.worker == i and not t.is_done]
-            for task in chain:
-                task.is_retried = True
-            for future in self._send(chain, suffix="-retry"):
-                self.ac.add(future)
+        futures = {copy: self.copies[copy[0]][copy[1]] for copy in copies}
+        self.late |= {c for c, f in futures.items() if f.status == "finished"}
+        running = [f for f in futures.values() if not f.done()]
+        self.cancelled += len(running)
+        for future in futures.values():
+            future.release()
+        if running and self.faults is not None:
+            hosts = {self._host(future) for future in running}
+            wake_waits(self.client, self.call_id, hosts)
+
+    def _host(self, future: Future) -> str:
+        """Address of the Dask worker a copy is pinned to."""
+        return self.state.address(self.copy_of[future.key])
 
     # ---- collect ---------------------------------------------------------
-    def _is_collateral(self, task: _Task, future: Future) -> bool:
-        """Whether `task` was cancelled with its graph while its own share lives."""
-        left = self.lefts[task.worker]
+    def _event(self, future: Future, result: Any) -> TaskFinished | TaskFailed:
+        """Return the state's event for a completed copy."""
+        task, copy = self.copy_of[future.key]
+        now, remote = time.perf_counter(), self.layout is not None
+        if future.status == "finished" and (remote or isinstance(result, TaskOutput)):
+            self.results.setdefault(task, future if remote else result)
+            piece = None if remote else result.piece
+            return TaskFinished(task=task, copy=copy, now=now, piece=piece)
+        why = (
+            f"its task raised {type(result).__name__}: {result}"
+            if isinstance(result, BaseException)
+            else f"its task ended {future.status}"
+        )
+        collateral = self._is_collateral(task[0], future)
+        return TaskFailed(task=task, copy=copy, now=now, why=why, collateral=collateral)
+
+    def _is_collateral(self, worker: int, future: Future) -> bool:
+        """Whether `future` was cancelled with its graph while its share lives."""
+        left = self.lefts[worker]
         return (
             future.status == "cancelled"
-            and not task.is_retried
             and self.client.status == "running"
             and left is not None
             and left.status == "finished"
         )
 
-    def _receive(self, future: Future, result: Any) -> None:
-        key = future.key.removesuffix("-backup").removesuffix("-retry")
-        task = self.tasks[key]
-        if task.is_done:
-            return
-        remote = self.layout is not None
-        if future.status != "finished" or not (
-            remote or isinstance(result, TaskOutput)
-        ):
-            keys = [copy.key for copy in task.copies]
-            task.failed_copies.add(keys.index(future.key))
-            if task.is_failed and self._is_collateral(task, future):
-                self.collateral.add(task.worker)
-            elif task.is_failed:
-                self.lost[task.worker] = (
-                    f"its task raised {type(result).__name__}: {result}"
-                    if isinstance(result, BaseException)
-                    else f"its task ended {future.status}"
-                )
-            return
-        task.is_done = True
-        now = time.perf_counter() - self.submitted_at
-        task.finish = now
-        self.finish[task.worker] = now
-        self.durations.append(now)
-        self.used.add(task.worker)
-        if remote:  # the value stays on its worker: record its rows only
-            self.arrived.append(future)
-            self.decoder.mark(task.worker, task.start, task.stop)
-        else:
-            self.outputs.append(result)
-            self.decoder.add(result.piece)
+    def _tick(self) -> None:
+        if self.client.status != "running" and not self.state.decoder.is_decodable:
+            raise scheduler_lost(self.client, "during the call")
+        self._act(self.state.handle(Tick(now=time.perf_counter())))
 
-    def _mark_dead_hosts(self, alive: set[str]) -> None:
-        for task in self.tasks.values():
-            if task.is_outstanding:
-                dead = {c for c, host in enumerate(task.hosts) if host not in alive}
-                task.failed_copies |= dead
-                if task.is_failed:
-                    self.lost[task.worker] = (
-                        f"its Dask worker {task.hosts[0]} left the cluster"
-                    )
-
-    def failed_workers(self) -> set[int]:
-        failed = {t.worker for t in self.tasks.values() if t.is_failed}
-        return failed | (set(self.lost) - self.used)
-
-    def _check_possible(self) -> None:
-        if self.client.status != "running":  # its futures were all cancelled
-            raise _scheduler_lost(self.client, "during the call")
-        possible = self.used | {
-            t.worker for t in self.tasks.values() if t.is_outstanding
-        }
-        if not self.code.is_decodable(possible):
-            raise self._not_enough("no decodable set of results can still arrive")
-
-    def _not_enough(self, why: str) -> NotEnoughResultsError:
-        received, needed = self.decoder.progress
-        failed = sorted(self.failed_workers())
-        lost = {i: self.lost.get(i, "its task failed") for i in failed}
-        tolerated = tolerance(self.code)
-        details = "; ".join(f"worker {i}: {reason}" for i, reason in lost.items())
-        return NotEnoughResultsError(
-            f"{why}: received {received} of the {needed} results needed "
-            f"(from workers {sorted(self.used)}; failed workers {failed}). "
-            f"The code tolerates {tolerated} lost of {self.n} workers; lost "
-            f"{len(lost)}{': ' + details if details else ''}.",
-            lost_workers=lost,
-            tolerance=tolerated,
-        )
-
-    def _launch_backups(self, policy: BackupPolicy) -> None:
-        primaries = len(self.tasks)
-        if len(self.durations) < policy.quantile * primaries:
-            return
-        elapsed = time.perf_counter() - self.submitted_at
-        if elapsed <= policy.slowdown * statistics.median(self.durations):
-            return
-        busy = {h for t in self.tasks.values() if t.is_outstanding for h in t.hosts}
-        idle = [
-            i
-            for i, address in enumerate(self.addresses)
-            if address not in busy
-            and i not in self.lost
-            and not any(t.is_failed for t in self.tasks.values() if t.worker == i)
-        ]
-        for task in self.tasks.values():
-            if not idle:
-                return
-            if task.is_outstanding and len(task.copies) == 1:
-                key = f"{task.copies[0].key}-backup"
-                assert self.ac is not None
-                self.ac.add(self._submit(task, idle.pop(0), key))
-                self.backups += 1
-
-    def _steps(
-        self, futures: list[Future], timeout: float, policy: Any
-    ) -> Generator[float | None, set[str] | None, None]:
-        """Run the wait loop without its I/O, yielding what the driver must do.
+    def _steps(self) -> Generator[float | None, set[str] | None, None]:
+        """Run the wait loop without its waits, yielding what the driver must do.
 
         Yields seconds to wait for results (the driver waits on `ac` at most
         that long and sends None) or None (the driver sends the scheduler's live
         worker addresses). :meth:`wait` and :meth:`wait_async` drive it.
         """
         ac = self.ac = as_completed(
-            futures,
+            [f for copies in self.copies.values() for f in copies],
             with_results=self.layout is None,
             raise_errors=False,
             loop=self.client.loop,
         )
-        deadline = self.submitted_at + timeout
-        poll = _IDLE_POLL_SECONDS if policy is None else _BACKUP_POLL_SECONDS
+        poll = _IDLE_POLL_SECONDS if self.policy is None else _BACKUP_POLL_SECONDS
         last_check = time.perf_counter()
-        self._check_possible()  # lost before submission: raise at once
-        while self._waiting():
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                if self.decoder.is_decodable:  # the guard's wait ends: decode, warn
-                    return
-                raise self._not_enough(f"timeout after {timeout} s")
-            yield min(poll, remaining)
+        self._tick()  # lost before submission: fail at once
+        while not self.state.is_over:
+            yield min(poll, max(0.0, self.state.deadline - time.perf_counter()))
             for item in ac.next_batch(block=False):
-                self._receive(*(item if self.layout is None else (item, None)))
-            if not self._waiting():
-                break
-            if self.collateral:
-                self._retry(self.collateral)
-                self.collateral = set()
+                event = self._event(*(item if self.layout is None else (item, None)))
+                self._act(self.state.handle(event))
+            if self.state.is_over:  # decided: no liveness query on the way out
+                return
             if time.perf_counter() - last_check > _LIVENESS_SECONDS:
                 alive = yield None
                 assert alive is not None
-                self._mark_dead_hosts(alive)
+                gone = frozenset(self.addresses) - alive
+                self._act(
+                    self.state.handle(
+                        WorkersLost(addresses=gone, now=time.perf_counter())
+                    )
+                )
                 last_check = time.perf_counter()
-            if self.decoder.is_decodable:  # guard: stop once no result can come
-                if not any(t.is_outstanding for t in self.tasks.values()):
-                    return
-                continue
-            self._check_possible()
-            if policy is not None:
-                self._launch_backups(policy)
+            self._tick()
 
-    def wait(self, futures: list[Future], *, timeout: float, policy: Any) -> None:
+    def wait(self) -> None:
         """Wait (blocking) until decodable, or raise `NotEnoughResultsError`."""
-        steps, reply = self._steps(futures, timeout, policy), None
+        steps, reply = self._steps(), None
         while True:
             try:
                 request = steps.send(reply)
@@ -680,11 +427,9 @@ class _Run:
                 if not ac.has_ready():
                     ac.thread_condition.wait(timeout=request)
 
-    async def wait_async(
-        self, futures: list[Future], *, timeout: float, policy: Any
-    ) -> None:
+    async def wait_async(self) -> None:
         """:meth:`wait` on the event loop of an asynchronous client."""
-        steps, reply = self._steps(futures, timeout, policy), None
+        steps, reply = self._steps(), None
         while True:
             try:
                 request = steps.send(reply)
@@ -701,41 +446,22 @@ class _Run:
             while not ac.has_ready() and time.perf_counter() < deadline:
                 await asyncio.sleep(_ASYNC_POLL_SECONDS)
 
-    def _waiting(self) -> bool:
-        """Not decodable yet, or decodable above the code's conditioning guard."""
-        return not self.decoder.is_decodable or self.decoder.needs_more
-
     # ---- release ---------------------------------------------------------
     def release(self) -> int:
-        """Drop every future and wake injected waits, without waiting; count cancels.
-
-        Releasing the last reference to a key makes the scheduler forget it (and
-        cancel it if it has not run); a running task cannot be interrupted, so its
-        injected wait is woken by the call's cancel signal, sent fire-and-forget.
-        """
-        running = {
-            host
-            for t in self.tasks.values()
-            for copy, host in zip(t.copies, t.hosts, strict=True)
-            if not copy.done()
-        }
-        cancelled = sum(not f.done() for t in self.tasks.values() for f in t.copies)
-        self.records = tuple(
-            (t.worker, t.batch, t.start, t.stop, t.finish, t.status, len(t.copies))
-            for t in self.tasks.values()
-        )
+        """Cancel what still runs, drop every future, without waiting; count cancels."""
+        if not self.state.is_over:  # an error outside the state ended the call
+            self._act(self.state.handle(Cancelled(now=time.perf_counter())))
+        futures = [f for copies in self.copies.values() for f in copies]
+        finished = {self.copy_of[f.key] for f in futures if f.status == "finished"}
+        self.records = self.state.records(self.late | finished)
         if self.ac is not None:
             self.ac.clear()
-        for future in [f for t in self.tasks.values() for f in t.copies]:
+        for future in [*futures, *self.data.values()]:
             future.release()
-        for future in self.data.values():
-            future.release()
-        if running and self.faults is not None:
-            wake_waits(self.client, self.call_id, running)
-        self.tasks.clear()
+        self.copies.clear()
         self.data.clear()
         self.ac = None
-        return cancelled
+        return self.cancelled
 
 
 def _label(code: Code) -> str:
@@ -871,39 +597,33 @@ async def submit_execution_async(
         code,
         encoded,
         addresses,
-        faults,
-        new_call_id(),
-        weights,
+        batches,
+        faults=faults,
+        call_id=new_call_id(),
+        row_weights=weights,
         placed_lefts=placed_lefts,
         label=label or _label(code),
         timeout=timeout,
+        policy=policy,
         layout=layout,
     )
     try:
         began = time.perf_counter()
         await run.place_async()
         place_seconds = time.perf_counter() - began
-        futures = run.submit(batches)
+        run.start()
     except BaseException:
         run.release()
         raise
-    return PendingExecution(run, futures, place_seconds, timeout, policy)
+    return PendingExecution(run, place_seconds)
 
 
 class PendingExecution:
     """A submitted coded product (see :func:`submit_execution`)."""
 
-    def __init__(
-        self,
-        run: _Run,
-        futures: list[Future],
-        place_seconds: float,
-        timeout: float,
-        policy: BackupPolicy | None,
-    ) -> None:
-        self._run, self._futures = run, futures
+    def __init__(self, run: _Run, place_seconds: float) -> None:
+        self._run = run
         self._stages = {"place": place_seconds}
-        self._timeout, self._policy = timeout, policy
         self._execution: Execution | None = None
         self._error: BaseException | None = None
 
@@ -922,9 +642,7 @@ class PendingExecution:
         """
         if self._execution is None and self._error is None:
             try:
-                self._run.wait(
-                    self._futures, timeout=self._timeout, policy=self._policy
-                )
+                self._run.wait()
             except BaseException as error:
                 self._settle(error)
             self._settle(None)
@@ -934,9 +652,7 @@ class PendingExecution:
         """:meth:`result` on the event loop of an asynchronous client."""
         if self._execution is None and self._error is None:
             try:
-                await self._run.wait_async(
-                    self._futures, timeout=self._timeout, policy=self._policy
-                )
+                await self._run.wait_async()
             except BaseException as error:
                 self._settle(error)
             self._settle(None)
@@ -951,15 +667,15 @@ class PendingExecution:
     def _settle(self, error: BaseException | None) -> None:
         """Release the call; record `error` (and re-raise it) or the product."""
         run, stages = self._run, self._stages
+        state = run.state
         if error is None:
-            stages["wait"] = time.perf_counter() - run.submitted_at
-        self._futures = []
+            stages["wait"] = time.perf_counter() - state.submitted_at
         began = time.perf_counter()
         product = None
         if error is None and run.layout is not None:  # before the release
             product = remote_product(
                 run.client,
-                run.fresh_decoder,
+                run.code.decoder(run.encoded),
                 run.arrived,
                 run.layout,
                 name=run._key("product"),
@@ -973,24 +689,25 @@ class PendingExecution:
             raise error
         if product is None:
             began = time.perf_counter()
-            product = run.decoder.decode()
+            product = state.decoder.decode()
             decode_seconds = time.perf_counter() - began
         stages["decode"] = decode_seconds
+        outputs = run.arrived if run.layout is None else []
         stages["compute"] = max(
-            (o.compute_seconds for o in run.outputs),
+            (o.compute_seconds for o in outputs),
             default=0.0 if run.layout is None else float("nan"),
         )
         self._execution = Execution(
             product=product,
             call_id=run.call_id,
-            finish_seconds=tuple(run.finish),
-            used_workers=tuple(sorted(run.used)),
-            failed_workers=tuple(sorted(run.failed_workers())),
+            finish_seconds=tuple(state.finish),
+            used_workers=state.used_workers,
+            failed_workers=tuple(sorted(state.failed_workers())),
             stage_seconds=stages,
             cancelled_tasks=cancelled,
-            backup_tasks=run.backups,
-            overlap_seconds=max((o.blocked_seconds for o in run.outputs), default=0.0),
-            condition_number=run.decoder.condition_number,
-            units_used=run.decoder.units_used,
+            backup_tasks=state.backups,
+            overlap_seconds=max((o.blocked_seconds for o in outputs), default=0.0),
+            condition_number=state.decoder.condition_number,
+            units_used=state.decoder.units_used,
             tasks=run.records,
         )

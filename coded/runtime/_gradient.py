@@ -21,14 +21,13 @@ from distributed import Client, Future, wait
 
 from coded.codes.interface import GradientScheme, WorkerShare
 from coded.injection import FaultPlan
-from coded.runtime._executor import (
-    Execution,
+from coded.runtime._dask_helpers import (
     _await_forgotten,
-    execute,
     forget,
     new_call_id,
     scatter_to_workers,
 )
+from coded.runtime._executor import Execution, execute
 
 __all__ = ["place_shares", "release_shares", "run_gradient_step"]
 

@@ -24,7 +24,8 @@ from coded.codes import UncodedCode
 from coded.codes.interface import encode_product, multiply_real
 from coded.injection import Stragglers, TaskFault
 from coded.runtime._cluster import check_client, worker_addresses
-from coded.runtime._executor import execute, forget, new_call_id
+from coded.runtime._dask_helpers import forget, new_call_id
+from coded.runtime._executor import execute
 from coded.runtime._worker import _finish_fault, wake_waits
 from theory.rng import RngLike, as_generator
 from theory.validation import check_int, check_real

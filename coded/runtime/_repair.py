@@ -19,7 +19,8 @@ from distributed import Client, Future, wait
 
 from coded.codes import Code
 from coded.errors import NotEnoughResultsError
-from coded.runtime._executor import live_addresses, tolerance
+from coded.runtime._dask_helpers import live_addresses
+from coded.runtime._state import tolerance
 
 __all__ = ["lost_shares", "repair_shares"]
 

@@ -11,12 +11,8 @@ from __future__ import annotations
 
 from coded.runtime._cluster import worker_addresses_async
 from coded.runtime._dask_array import check_dask_matrix, place_dask_rows
-from coded.runtime._executor import (
-    drop,
-    new_call_id,
-    scatter_to_workers,
-    submit_execution_async,
-)
+from coded.runtime._dask_helpers import drop, new_call_id, scatter_to_workers
+from coded.runtime._executor import submit_execution_async
 from coded.runtime._gradient import place_shares, release_shares, run_gradient_step
 from coded.runtime._remote import ProductLayout, encode_right_remote
 from coded.runtime._repair import repair_shares

@@ -1,0 +1,487 @@
+"""The state of one coded run without Dask or a clock: events in, actions out.
+
+A :class:`RunState` follows one product: worker ``i`` of the code runs its batch
+chain (row ranges, in order) on Dask worker ``addresses[i]``. The driver
+(``_executor.py``) turns what Dask reports into events (a task finished or
+failed, Dask workers left, time passed) and carries out the actions the state
+returns (submit chains, retry or back up tasks, cancel copies, decode, fail).
+Time is read by the driver and passed in with every event, so any order of
+events can be replayed in a test.
+
+A worker whose task fails, whose Dask worker leaves or whose operands never
+arrived is a straggler that never returns. The run decodes from the first
+decodable set of pieces (waiting for more while the decoder's conditioning
+guard asks for them), fails with `NotEnoughResultsError` as soon as no decodable
+set can still arrive, and at the latest at its timeout.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from coded.codes import Code, Decoder, Piece
+from coded.errors import NotEnoughResultsError
+from theory.validation import check_real
+
+__all__ = [
+    "Action",
+    "Backup",
+    "BackupPolicy",
+    "BatchTask",
+    "Cancel",
+    "Cancelled",
+    "CopyKey",
+    "Decode",
+    "Event",
+    "Fail",
+    "Retry",
+    "RunState",
+    "Started",
+    "Submit",
+    "TaskFailed",
+    "TaskFinished",
+    "TaskKey",
+    "Tick",
+    "WorkersLost",
+    "tolerance",
+]
+
+TaskKey = tuple[int, int]  # (code worker, batch)
+CopyKey = tuple[TaskKey, int]  # (task, copy): copy 0 is the first submission
+TaskRecord = tuple[int, int, int, int, float, str, int]
+
+
+def tolerance(code: Code) -> int:
+    """Lost workers `code` survives whichever they are: ``n - k``."""
+    return int(code.n) - int(code.recovery_threshold)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BackupPolicy:
+    """Speculative execution of stragglers (Spark's and Cubed's backup tasks).
+
+    Parameters
+    ----------
+    quantile : float
+        Start once this fraction of the tasks has finished, ``0 < quantile <= 1``.
+    slowdown : float
+        Back up every task running longer than ``slowdown`` times the median
+        duration of the finished ones, ``slowdown >= 1``. The first copy to
+        finish is used.
+    """
+
+    quantile: float = 0.75
+    slowdown: float = 1.5
+
+    def __post_init__(self) -> None:
+        check_real(self.quantile, "quantile", min_value=0.0, strict_min=True)
+        check_real(self.slowdown, "slowdown", min_value=1.0)
+        if self.quantile > 1:
+            raise ValueError(f"`quantile` must be <= 1, got quantile={self.quantile}.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchTask:
+    """Rows ``[start, stop)`` of code worker `worker`'s product, batch `batch`."""
+
+    worker: int
+    batch: int
+    start: int
+    stop: int
+
+    @property
+    def key(self) -> TaskKey:
+        """``(worker, batch)``."""
+        return (self.worker, self.batch)
+
+
+# ---- events (``now``: seconds on the driver's monotonic clock) -------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Started:
+    """The chains are about to be submitted; `lost` never got their operands."""
+
+    now: float
+    lost: Mapping[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskFinished:
+    """Copy `copy` of `task` returned; `piece` None: its value stays on its worker."""
+
+    task: TaskKey
+    copy: int
+    now: float
+    piece: Piece | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskFailed:
+    """Copy `copy` of `task` raised or was cancelled (`why`, for the error).
+
+    `collateral`: it was cancelled with its graph while its own worker's
+    operands live (another share of the graph was lost); the chain is retried once.
+    """
+
+    task: TaskKey
+    copy: int
+    now: float
+    why: str
+    collateral: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkersLost:
+    """The Dask workers at `addresses` left the cluster."""
+
+    addresses: frozenset[str]
+    now: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tick:
+    """Time passed (timeouts and backups are decided on it)."""
+
+    now: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cancelled:
+    """The run ends without a decision (an error outside the state)."""
+
+    now: float
+
+
+Event = Started | TaskFinished | TaskFailed | WorkersLost | Tick | Cancelled
+
+
+# ---- actions -----------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Submit:
+    """Submit every chain as one graph (batch ``j + 1`` after batch ``j``)."""
+
+    tasks: tuple[BatchTask, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Retry:
+    """Submit one more copy of one worker's unfinished chain, as its own graph."""
+
+    tasks: tuple[BatchTask, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Backup:
+    """Submit one more copy of `task` on code worker `host`'s Dask worker."""
+
+    task: BatchTask
+    host: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cancel:
+    """Cancel these copies ``(task, copy)``: no result of theirs is needed."""
+
+    copies: tuple[CopyKey, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decode:
+    """Decode from the pieces of `tasks` (in arrival order)."""
+
+    tasks: tuple[TaskKey, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Fail:
+    """Raise `error`: no decodable set can arrive (any more, or in time)."""
+
+    error: NotEnoughResultsError
+
+
+Action = Submit | Retry | Backup | Cancel | Decode | Fail
+
+
+@dataclass(slots=True, kw_only=True, eq=False)
+class _Task:
+    """What the state knows of one task: its copies' hosts and outcomes."""
+
+    task: BatchTask
+    hosts: list[int] = field(default_factory=list)
+    failed: set[int] = field(default_factory=set)
+    finished: set[int] = field(default_factory=set)
+    is_done: bool = False
+    is_retried: bool = False
+    finish: float = float("nan")
+
+    @property
+    def is_failed(self) -> bool:
+        return not self.is_done and len(self.failed) == len(self.hosts)
+
+    @property
+    def is_outstanding(self) -> bool:
+        return not self.is_done and not self.is_failed
+
+    def status(self, finished: set[CopyKey]) -> str:
+        """Return used, failed, unused (finished, not read) or cancelled."""
+        if self.is_done:
+            return "used"
+        if self.is_failed:
+            return "failed"
+        copies = self.finished | {c for t, c in finished if t == self.task.key}
+        return "unused" if copies else "cancelled"
+
+
+class RunState:
+    """One run's bookkeeping and decisions: :meth:`handle` an event, get actions.
+
+    Parameters
+    ----------
+    code : Code
+        The scheme (its `is_decodable` and tolerance).
+    decoder : Decoder
+        A fresh decoder of the run's encoded operands; the state feeds it.
+    addresses : sequence of str, length n
+        Dask worker of each code worker.
+    batches : sequence of sequences of (int, int), length n
+        Row ranges of each worker's batch chain, in order.
+    timeout : float
+        Seconds after `Started` by which a decodable set must have arrived.
+    policy : BackupPolicy, optional
+        Back up slow tasks on idle workers.
+    """
+
+    def __init__(
+        self,
+        code: Code,
+        decoder: Decoder,
+        addresses: Sequence[str],
+        batches: Sequence[Sequence[tuple[int, int]]],
+        *,
+        timeout: float,
+        policy: BackupPolicy | None = None,
+    ) -> None:
+        self.code, self.decoder = code, decoder
+        self.addresses, self.batches = list(addresses), batches
+        self.timeout, self.policy = timeout, policy
+        self.submitted_at = 0.0
+        self.lost: dict[int, str] = {}  # code worker -> why it never returns
+        self.tasks: dict[TaskKey, _Task] = {}
+        self.finish = [float("nan")] * len(self.addresses)
+        self.used_tasks: list[TaskKey] = []  # in arrival order
+        self.durations: list[float] = []
+        self.backups = 0
+        self.is_over = False
+        self._collateral: set[int] = set()  # workers whose chains to retry
+
+    @property
+    def deadline(self) -> float:
+        """When the run fails unless decodable (the driver's clock)."""
+        return self.submitted_at + self.timeout
+
+    @property
+    def used_workers(self) -> tuple[int, ...]:
+        """Workers with at least one used piece."""
+        return tuple(sorted({worker for worker, _ in self.used_tasks}))
+
+    def address(self, copy: CopyKey) -> str:
+        """Address of the Dask worker that runs `copy`."""
+        task, index = copy
+        return self.addresses[self.tasks[task].hosts[index]]
+
+    def failed_workers(self) -> set[int]:
+        """Workers with a failed task, or lost without a used piece."""
+        failed = {t.task.worker for t in self.tasks.values() if t.is_failed}
+        return failed | (set(self.lost) - set(self.used_workers))
+
+    def records(self, finished: Iterable[CopyKey] = ()) -> tuple[TaskRecord, ...]:
+        """Per task: (worker, batch, start, stop, finish, status, copies).
+
+        `finished`: copies Dask reports finished whose result never reached
+        the state (they count as "unused", not "cancelled").
+        """
+        done = set(finished)
+        return tuple(
+            (
+                *(t.task.worker, t.task.batch, t.task.start, t.task.stop),
+                t.finish,
+                t.status(done),
+                len(t.hosts),
+            )
+            for t in self.tasks.values()
+        )
+
+    # ---- events ------------------------------------------------------------
+    def handle(self, event: Event) -> list[Action]:
+        """Record `event`; return what the driver must do, in order."""
+        if self.is_over:
+            if isinstance(event, TaskFinished):  # late: recorded, never decoded
+                self.tasks[event.task].finished.add(event.copy)
+            return []
+        if isinstance(event, Started):
+            return self._start(event)
+        if isinstance(event, Cancelled):
+            return self._end()
+        if isinstance(event, TaskFinished):
+            self._finished(event)
+        elif isinstance(event, TaskFailed):
+            self._failed(event)
+        elif isinstance(event, WorkersLost):
+            self._workers_lost(event.addresses)
+        return self._settle(event.now)
+
+    def _start(self, event: Started) -> list[Action]:
+        self.submitted_at = event.now
+        self.lost.update(event.lost)
+        for i, ranges in enumerate(self.batches):
+            if i in self.lost:
+                continue
+            for j, (start, stop) in enumerate(ranges):
+                task = BatchTask(worker=i, batch=j, start=start, stop=stop)
+                self.tasks[task.key] = _Task(task=task, hosts=[i])
+        return [Submit(tasks=tuple(t.task for t in self.tasks.values()))]
+
+    def _finished(self, event: TaskFinished) -> None:
+        task = self.tasks[event.task]
+        task.finished.add(event.copy)
+        if task.is_done:
+            return
+        task.is_done = True
+        task.finish = self.finish[task.task.worker] = event.now - self.submitted_at
+        self.durations.append(task.finish)
+        self.used_tasks.append(event.task)
+        if event.piece is None:  # decoded elsewhere: its rows only
+            self.decoder.mark(task.task.worker, task.task.start, task.task.stop)
+        else:
+            self.decoder.add(event.piece)
+
+    def _failed(self, event: TaskFailed) -> None:
+        task = self.tasks[event.task]
+        if task.is_done:
+            return
+        task.failed.add(event.copy)
+        if not task.is_failed:
+            return
+        if event.collateral and not task.is_retried:
+            self._collateral.add(task.task.worker)
+        else:
+            self.lost[task.task.worker] = event.why
+
+    def _workers_lost(self, addresses: frozenset[str]) -> None:
+        for task in self.tasks.values():
+            if not task.is_outstanding:
+                continue
+            hosts = [self.addresses[h] for h in task.hosts]
+            task.failed |= {c for c, host in enumerate(hosts) if host in addresses}
+            if task.is_failed:
+                self.lost[task.task.worker] = (
+                    f"its Dask worker {hosts[0]} left the cluster"
+                )
+
+    # ---- decisions ----------------------------------------------------------
+    def _settle(self, now: float) -> list[Action]:
+        """Decide after an event: decode, fail, retry, back up, or wait."""
+        decodable = self.decoder.is_decodable
+        outstanding = any(t.is_outstanding for t in self.tasks.values())
+        if decodable and not (self.decoder.needs_more and outstanding):
+            return self._end(Decode(tasks=tuple(self.used_tasks)))
+        if now >= self.deadline:  # the guard's wait ends: decode (and warn)
+            if decodable:
+                return self._end(Decode(tasks=tuple(self.used_tasks)))
+            return self._end(
+                Fail(error=self._not_enough(f"timeout after {self.timeout} s"))
+            )
+        actions: list[Action] = self._retries()
+        if decodable:  # the guard waits for more pieces
+            return actions
+        if not self.code.is_decodable(self._possible()):
+            why = "no decodable set of results can still arrive"
+            return actions + self._end(Fail(error=self._not_enough(why)))
+        return actions + self._backups(now)
+
+    def _end(self, decision: Decode | Fail | None = None) -> list[Action]:
+        """End the run: cancel every copy still running, then `decision`."""
+        self.is_over = True
+        running = tuple(
+            (key, c)
+            for key, task in self.tasks.items()
+            for c in range(len(task.hosts))
+            if c not in task.failed and c not in task.finished
+        )
+        actions: list[Action] = [Cancel(copies=running)] if running else []
+        return actions if decision is None else [*actions, decision]
+
+    def _retries(self) -> list[Action]:
+        """Resubmit the chains that were cancelled with another worker's graph."""
+        actions: list[Action] = []
+        for worker in sorted(self._collateral):
+            chain = [
+                t
+                for t in self.tasks.values()
+                if t.task.worker == worker and not t.is_done
+            ]
+            for task in chain:
+                task.is_retried = True
+                task.hosts.append(worker)
+            actions.append(Retry(tasks=tuple(t.task for t in chain)))
+        self._collateral.clear()
+        return actions
+
+    def _possible(self) -> set[int]:
+        """Workers whose results may still arrive (or already did)."""
+        outstanding = {t.task.worker for t in self.tasks.values() if t.is_outstanding}
+        return set(self.used_workers) | outstanding
+
+    def _backups(self, now: float) -> list[Action]:
+        """Back up the slow tasks (one copy each) on idle workers."""
+        policy = self.policy
+        if policy is None or not self.durations:
+            return []
+        if len(self.durations) < policy.quantile * len(self.tasks):
+            return []
+        if now - self.submitted_at <= policy.slowdown * statistics.median(
+            self.durations
+        ):
+            return []
+        idle = self._idle_workers()
+        actions: list[Action] = []
+        for task in self.tasks.values():
+            if not idle:
+                break
+            if task.is_outstanding and len(task.hosts) == 1:
+                host = idle.pop(0)
+                task.hosts.append(host)
+                self.backups += 1
+                actions.append(Backup(task=task.task, host=host))
+        return actions
+
+    def _idle_workers(self) -> list[int]:
+        """Live workers whose Dask worker runs no outstanding copy."""
+        busy = {
+            self.addresses[h]
+            for t in self.tasks.values()
+            if t.is_outstanding
+            for h in t.hosts
+        }
+        failed = {t.task.worker for t in self.tasks.values() if t.is_failed}
+        return [
+            i
+            for i, address in enumerate(self.addresses)
+            if address not in busy and i not in self.lost and i not in failed
+        ]
+
+    def _not_enough(self, why: str) -> NotEnoughResultsError:
+        received, needed = self.decoder.progress
+        failed = sorted(self.failed_workers())
+        lost = {i: self.lost.get(i, "its task failed") for i in failed}
+        tolerated = tolerance(self.code)
+        details = "; ".join(f"worker {i}: {reason}" for i, reason in lost.items())
+        return NotEnoughResultsError(
+            f"{why}: received {received} of the {needed} results needed "
+            f"(from workers {list(self.used_workers)}; failed workers {failed}). "
+            f"The code tolerates {tolerated} lost of {len(self.addresses)} "
+            f"workers; lost {len(lost)}{': ' + details if details else ''}.",
+            lost_workers=lost,
+            tolerance=tolerated,
+        )
