@@ -86,18 +86,32 @@ class ExecutionOptions:
         ``compute`` stage is then NaN (the tasks' timings stay on the workers).
         Codes whose decodability depends on the values (``field="exact"``)
         decode on the client only.
+    verify : {"detect", "correct", "off"}
+        Check every worker's result before it is decoded, with a secret random
+        projection of its coded rows (a Freivalds check: exact over GF(p),
+        against the rounding bound over the reals; no extra result, no extra
+        wait; docs/theory/verification.md). ``"detect"`` (default): a wrong
+        result raises :class:`~coded.InconsistentResultsError` naming its
+        worker, never a product. ``"correct"``: the wrong worker is dropped like
+        a lost one and the product decoded from the others (up to the code's
+        tolerance); :attr:`MatmulResult.suspect_workers` names it. Where no
+        check exists (``output="dask"``, a dask.array A, transposed or exact
+        codes, polynomial codes over the reals) ``"detect"`` runs unchecked and
+        says so in :attr:`MatmulResult.verification`; ``"correct"`` raises.
 
     Examples
     --------
     >>> from coded import ExecutionOptions
-    >>> ExecutionOptions(timeout=5, rng=0)
-    ExecutionOptions(stragglers=None, timeout=5.0, rng=0, output='numpy')
+    >>> ExecutionOptions(timeout=5, rng=0)  # doctest: +NORMALIZE_WHITESPACE
+    ExecutionOptions(stragglers=None, timeout=5.0, rng=0, output='numpy',
+                     verify='detect')
     """
 
     stragglers: Stragglers | None = None
     timeout: float = 60.0
     rng: RngLike = None
     output: Literal["numpy", "dask"] = "numpy"
+    verify: Literal["detect", "correct", "off"] = "detect"
 
     def __post_init__(self) -> None:
         timeout = check_real(self.timeout, "timeout", min_value=0.0, strict_min=True)
@@ -110,6 +124,11 @@ class ExecutionOptions:
         if self.output not in ("numpy", "dask"):
             raise ValueError(
                 f"`output` must be 'numpy' or 'dask', got output={self.output!r}."
+            )
+        if self.verify not in ("detect", "correct", "off"):
+            raise ValueError(
+                "`verify` must be 'detect', 'correct' or 'off', got "
+                f"verify={self.verify!r}."
             )
 
 
@@ -365,9 +384,11 @@ class MatmulHandle:
         n: int,
         began: float,
         encode_seconds: float,
+        verification: str = "off",
     ) -> None:
         self._pending, self._code, self._name, self._n = pending, code, name, n
         self._began, self._encode_seconds = began, encode_seconds
+        self._verification = verification
         self._result: MatmulResult | None = None
 
     @property
@@ -425,6 +446,8 @@ class MatmulHandle:
             overlap_seconds=run.overlap_seconds,
             condition_number=run.condition_number,
             units_used=run.units_used,
+            suspect_workers=run.suspect_workers,
+            verification=self._verification,
             tasks=tuple(
                 TaskRecord(
                     worker=worker,
@@ -464,11 +487,14 @@ async def start_encoded_async(
     options: ExecutionOptions,
     placed_lefts: Any = None,
     remote_right: Any = None,
+    checks: Any = None,
 ) -> MatmulHandle:
     """Submit encoded operands on `addresses`; return the product's handle.
 
     `remote_right`: a future of the shared right operand, encoded on the
-    cluster (``encoded`` then holds a stand-in of it).
+    cluster (``encoded`` then holds a stand-in of it). `checks`: the
+    placement's :class:`~coded.codes.interface.ShareChecks` (fresh calls draw
+    their own from ``encoded.lefts``).
     """
     from coded.runtime import BackupPolicy
     from coded.runtime.interface import submit_execution_async
@@ -478,6 +504,15 @@ async def start_encoded_async(
     faults = None if stragglers is None else stragglers.sample(n, rng=options.rng)
     weights = [_column_share(encoded.right(i), B) for i in range(n)]
     layout = None if options.output == "numpy" else product_layout(code, encoded)
+    check, verification = piece_check(
+        code,
+        encoded,
+        batches,
+        options.verify,
+        layout=layout,
+        checks=checks,
+        fresh=placed_lefts is None,
+    )
     if remote_right is not None:
         encoded = dataclasses.replace(encoded, shared_right=remote_right)
     pending = await submit_execution_async(
@@ -493,10 +528,83 @@ async def start_encoded_async(
         placed_lefts=placed_lefts,
         label=f"{name}-{n}-{code.recovery_threshold}",
         layout=layout,
+        check=check,
+        verify=options.verify,
     )
     return MatmulHandle(
-        pending, code=code, name=name, n=n, began=began, encode_seconds=encode_seconds
+        pending,
+        code=code,
+        name=name,
+        n=n,
+        began=began,
+        encode_seconds=encode_seconds,
+        verification=verification,
     )
+
+
+def piece_check(
+    code: Code,
+    encoded: Any,
+    batches: Any,
+    verify: str,
+    *,
+    layout: Any = None,
+    checks: Any = None,
+    fresh: bool = True,
+) -> tuple[Any, str]:
+    """Return the check of every piece a call decodes, and the record's word on it.
+
+    Returns ``(check, verification)``: ``check(piece) -> bool`` (None when
+    nothing is checked) and ``"freivalds"``, ``"off"`` or ``"unchecked: why"``.
+    A fresh call (`fresh`) draws its secret vectors from ``encoded.lefts``; a
+    placed one uses its placement's `checks` (None: A was encoded on the
+    cluster), and a piece of a batch they do not cover (a share rebuilt by a
+    repair over the reals) passes unchecked.
+
+    Raises
+    ------
+    ValueError
+        ``verify="correct"`` where no check exists.
+    """
+    if verify == "off":
+        return None, "off"
+    why = _unchecked_because(code, encoded, layout, checks, fresh)
+    if why:
+        if verify == "correct":
+            raise ValueError(
+                f"`verify='correct'` needs a check of every result, and {why}; "
+                "use verify='detect' (which then runs unchecked) or 'off'."
+            )
+        return None, f"unchecked: {why}"
+    from coded.codes.interface import share_checks
+
+    if checks is None:  # fresh secret vectors (OS entropy, never the call's rng)
+        checks = share_checks(encoded.lefts, batches, code.p, rng=None)
+    noise = encoded.context.noise
+
+    def check(piece: Any) -> bool:
+        if not checks.covers(piece.worker, piece.start, piece.stop):
+            return True
+        return checks.passes(piece, encoded.right(piece.worker), noise)
+
+    return check, "freivalds"
+
+
+def _unchecked_because(
+    code: Code, encoded: Any, layout: Any, checks: Any, fresh: bool
+) -> str:
+    """Why no Freivalds check applies to a call ('' when one does)."""
+    from coded.codes.interface import UnitContext
+
+    if layout is not None:
+        return "the product is decoded on a worker (output='dask')"
+    if not isinstance(encoded.context, UnitContext):
+        return f"{type(code).__name__}'s results are not coded rows times B"
+    if code.field is None and encoded.context.noise is None:
+        return f"{type(code).__name__} has no rounding bound over the reals"
+    if checks is None and not fresh:
+        return "A's shares were encoded on the cluster"
+    return ""
 
 
 def product_layout(code: Code, encoded: Any) -> Any:

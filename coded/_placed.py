@@ -95,6 +95,7 @@ class PlacedOperand:
     is_transposed: bool = False
     repair_margin: int | None = None
     _moved: dict[int, str] = field(default_factory=dict)  # shared by both views
+    _checks: Any = None  # the client's secret Freivalds projections (numpy A)
 
     def __post_init__(self) -> None:
         stages = MappingProxyType(dict(self.stage_seconds))
@@ -344,6 +345,11 @@ def place_operand(
     encoded, futures, stage_seconds = placed
     if batches is None:
         batches = whole_batches(encoded.lefts)
+    checks = None
+    if not lazy:  # the shares are here: draw their secret projections once
+        from coded.codes.interface import share_checks
+
+        checks = share_checks(encoded.lefts, batches, code.p, rng=None)
     placement = PlacedOperand(
         code=code,
         encoded=encoded,
@@ -355,6 +361,7 @@ def place_operand(
         stage_seconds=stage_seconds,
         _futures=futures,
         repair_margin=repair_margin,
+        _checks=checks,
     )
     if not code.is_decodable(placement.live):  # workers died while shipping
         lost = {
@@ -503,4 +510,16 @@ def start_placed(
         options=options,
         placed_lefts=A.futures,
         remote_right=remote_right,
+        checks=_placement_checks(A, code),
     )
+
+
+def _placement_checks(A: PlacedOperand, code: Code) -> Any:
+    """Return the placement's Freivalds checks, less the shares a repair rebuilt.
+
+    A share rebuilt over the reals differs from the original by rounding, so
+    its projection no longer applies; over GF(p) the rebuilt share is exact.
+    """
+    if A._checks is None or code.field is not None or not A._moved:
+        return A._checks
+    return A._checks.without(A._moved)

@@ -97,6 +97,12 @@ class MatmulResult:
         ``latency_seconds``; on a bare profile those are 0, compare with
         ``stage_seconds["wait"]``); None otherwise
         (docs/theory/overhead.md#the-whole-call).
+    suspect_workers : tuple of int
+        Workers whose results failed their check and were left out
+        (``verify="correct"``; docs/theory/verification.md).
+    verification : str
+        How the results were checked: ``"freivalds"``, ``"off"``, or
+        ``"unchecked: <why>"`` where no check applies.
     tasks : tuple of TaskRecord
         Every task of the run, in submission order (what :meth:`plot_timeline`
         draws).
@@ -123,6 +129,8 @@ class MatmulResult:
     condition_number: float = float("nan")
     units_used: int = 0
     predicted_seconds: float | None = None
+    suspect_workers: tuple[int, ...] = ()
+    verification: str = "off"
     tasks: tuple[TaskRecord, ...] = ()
 
     def __post_init__(self) -> None:

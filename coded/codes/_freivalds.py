@@ -20,7 +20,7 @@ own dot products add ``gamma_rows |r| . |Y_j| + gamma_d (|c| + s) . |B_j|`` with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +65,12 @@ class ShareChecks:
     def covers(self, worker: int, start: int, stop: int) -> bool:
         """Whether the batch ``[start, stop)`` of `worker` has a projection."""
         return (worker, start, stop) in self.projections
+
+    def without(self, workers: Iterable[int]) -> ShareChecks:
+        """Return the same checks, none for `workers` (shares that were rebuilt)."""
+        dropped = set(workers)
+        kept = {k: v for k, v in self.projections.items() if k[0] not in dropped}
+        return ShareChecks(p=self.p, projections=kept)
 
     def passes(self, piece: Piece, right: Any, noise: Sequence[float] | None) -> bool:
         """Whether `piece` is ``W @ right`` for its batch ``W`` (see module doc).

@@ -9,6 +9,7 @@ and runs, the real worker product and the real MDS generators. Modules outside
 from __future__ import annotations
 
 from coded.codes._fields import encode_product, multiply_real
+from coded.codes._freivalds import ShareChecks, share_checks
 from coded.codes._generators import real_generator
 from coded.codes._gradient_schemes import GRADIENT_SCHEMES, GradientScheme, WorkerShare
 from coded.codes._transpose import TransposedContext
@@ -17,10 +18,12 @@ from coded.codes._units import UnitContext
 __all__ = [
     "GRADIENT_SCHEMES",
     "GradientScheme",
+    "ShareChecks",
     "TransposedContext",
     "UnitContext",
     "WorkerShare",
     "encode_product",
     "multiply_real",
     "real_generator",
+    "share_checks",
 ]

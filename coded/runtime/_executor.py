@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ from dask.utils import apply
 from distributed import Client, Future, as_completed
 from distributed.comm import CommClosedError
 
-from coded.codes import Code, EncodedOperands
+from coded.codes import Code, EncodedOperands, Piece
 from coded.injection import FaultPlan, TaskFault
 from coded.runtime._dask_helpers import (
     live_addresses,
@@ -94,6 +94,7 @@ class Execution:
     overlap_seconds: float
     condition_number: float = float("nan")
     units_used: int = 0
+    suspect_workers: tuple[int, ...] = ()
     # per task: (worker, batch, start row, stop row, finish seconds or NaN,
     # "used" | "unused" | "cancelled" | "failed", copies)
     tasks: tuple[tuple[int, int, int, int, float, str, int], ...] = ()
@@ -122,6 +123,8 @@ class _Run:
         timeout: float = 60.0,
         policy: BackupPolicy | None = None,
         layout: ProductLayout | None = None,
+        check: Callable[[Piece], bool] | None = None,
+        verify: str = "detect",
     ) -> None:
         self.client, self.code, self.encoded = client, code, encoded
         self.layout = layout  # None: decode on the client; else on a worker
@@ -142,6 +145,8 @@ class _Run:
             batches,
             timeout=timeout,
             policy=policy,
+            check=check,
+            verify=verify,
         )
         self.copies: dict[TaskKey, list[Future]] = {}
         self.copy_of: dict[str, CopyKey] = {}  # Dask key -> (task, copy)
@@ -554,8 +559,12 @@ def submit_execution(
 ) -> PendingExecution:
     """Place and submit one coded product; return before its results arrive.
 
-    Keyword arguments are those of :func:`execute`, and `layout`: decode on a
-    Dask worker into a dask.array of that layout (None: decode on the client).
+    Keyword arguments are those of :func:`execute`, `layout`: decode on a Dask
+    worker into a dask.array of that layout (None: decode on the client), and
+    `check` and `verify`: ``check(piece) -> bool`` tests every piece before it is
+    decoded; one that fails ends the run with `InconsistentResultsError`
+    (``verify="detect"``) or drops its worker (``"correct"``, see
+    :class:`~coded.runtime._state.RunState`).
     Several products may be in flight at once: each
     :meth:`PendingExecution.result` waits for its own results only (no thread
     per product), with its timeout counted from submission.
@@ -585,6 +594,8 @@ async def submit_execution_async(
     placed_lefts: Sequence[Future | None] | None = None,
     label: str | None = None,
     layout: ProductLayout | None = None,
+    check: Callable[[Piece], bool] | None = None,
+    verify: str = "detect",
 ) -> PendingExecution:
     """:func:`submit_execution` on the event loop of `client` (any client).
 
@@ -606,6 +617,8 @@ async def submit_execution_async(
         timeout=timeout,
         policy=policy,
         layout=layout,
+        check=check,
+        verify=verify,
     )
     try:
         began = time.perf_counter()
@@ -709,5 +722,6 @@ class PendingExecution:
             overlap_seconds=max((o.blocked_seconds for o in outputs), default=0.0),
             condition_number=state.decoder.condition_number,
             units_used=state.decoder.units_used,
+            suspect_workers=tuple(sorted(state.suspects)),
             tasks=run.records,
         )

@@ -13,16 +13,21 @@ arrived is a straggler that never returns. The run decodes from the first
 decodable set of pieces (waiting for more while the decoder's conditioning
 guard asks for them), fails with `NotEnoughResultsError` as soon as no decodable
 set can still arrive, and at the latest at its timeout.
+
+With a `check` of the pieces (Freivalds checks of each worker's result), a piece
+that fails it is never decoded: ``verify="detect"`` ends the run with
+`InconsistentResultsError` naming its worker, ``verify="correct"`` drops that
+worker as lost (a straggler that returned garbage) and decodes from the others.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from coded.codes import Code, Decoder, Piece
-from coded.errors import NotEnoughResultsError
+from coded.errors import DecodingError, InconsistentResultsError, NotEnoughResultsError
 from theory.validation import check_real
 
 __all__ = [
@@ -195,9 +200,9 @@ class Decode:
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class Fail:
-    """Raise `error`: no decodable set can arrive (any more, or in time)."""
+    """Raise `error`: no decodable set can arrive, or a result was wrong."""
 
-    error: NotEnoughResultsError
+    error: DecodingError
 
 
 Action = Submit | Retry | Backup | Cancel | Decode | Fail
@@ -250,6 +255,13 @@ class RunState:
         Seconds after `Started` by which a decodable set must have arrived.
     policy : BackupPolicy, optional
         Back up slow tasks on idle workers.
+    check : callable, optional
+        ``check(piece) -> bool``: whether a piece is right (None: every piece is
+        taken as it comes).
+    verify : {"detect", "correct"}
+        What a piece that fails `check` does: end the run with
+        `InconsistentResultsError` (``"detect"``), or drop its worker as lost and
+        decode from the others (``"correct"``).
     """
 
     def __init__(
@@ -261,8 +273,12 @@ class RunState:
         *,
         timeout: float,
         policy: BackupPolicy | None = None,
+        check: Callable[[Piece], bool] | None = None,
+        verify: str = "detect",
     ) -> None:
         self.code, self.decoder = code, decoder
+        self.check, self.verify = check, verify
+        self.suspects: dict[int, str] = {}  # code worker -> its wrong piece
         self.addresses, self.batches = list(addresses), batches
         self.timeout, self.policy = timeout, policy
         self.submitted_at = 0.0
@@ -345,16 +361,28 @@ class RunState:
     def _finished(self, event: TaskFinished) -> None:
         task = self.tasks[event.task]
         task.finished.add(event.copy)
-        if task.is_done:
+        if task.is_done or task.task.worker in self.suspects:
+            return
+        piece = event.piece
+        if piece is not None and self.check is not None and not self.check(piece):
+            self._wrong(task.task)
             return
         task.is_done = True
         task.finish = self.finish[task.task.worker] = event.now - self.submitted_at
         self.durations.append(task.finish)
         self.used_tasks.append(event.task)
-        if event.piece is None:  # decoded elsewhere: its rows only
+        if piece is None:  # decoded elsewhere: its rows only
             self.decoder.mark(task.task.worker, task.task.start, task.task.stop)
         else:
-            self.decoder.add(event.piece)
+            self.decoder.add(piece)
+
+    def _wrong(self, task: BatchTask) -> None:
+        """Make `task`'s worker a suspect: none of its pending pieces is decoded."""
+        why = f"its result for rows {task.start}..{task.stop} failed its check"
+        self.suspects[task.worker] = self.lost[task.worker] = why
+        for other in self.tasks.values():
+            if other.task.worker == task.worker and not other.is_done:
+                other.failed = set(range(len(other.hosts)))
 
     def _failed(self, event: TaskFailed) -> None:
         task = self.tasks[event.task]
@@ -382,6 +410,8 @@ class RunState:
     # ---- decisions ----------------------------------------------------------
     def _settle(self, now: float) -> list[Action]:
         """Decide after an event: decode, fail, retry, back up, or wait."""
+        if self.suspects and self.verify == "detect":
+            return self._end(Fail(error=self._inconsistent()))
         decodable = self.decoder.is_decodable
         outstanding = any(t.is_outstanding for t in self.tasks.values())
         if decodable and not (self.decoder.needs_more and outstanding):
@@ -397,7 +427,8 @@ class RunState:
             return actions
         if not self.code.is_decodable(self._possible()):
             why = "no decodable set of results can still arrive"
-            return actions + self._end(Fail(error=self._not_enough(why)))
+            error = self._inconsistent() if self.suspects else self._not_enough(why)
+            return actions + self._end(Fail(error=error))
         return actions + self._backups(now)
 
     def _end(self, decision: Decode | Fail | None = None) -> list[Action]:
@@ -470,6 +501,18 @@ class RunState:
             for i, address in enumerate(self.addresses)
             if address not in busy and i not in self.lost and i not in failed
         ]
+
+    def _inconsistent(self) -> InconsistentResultsError:
+        details = "; ".join(f"worker {i}: {why}" for i, why in self.suspects.items())
+        remedy = (
+            "verify='correct' decodes without them while the code tolerates it"
+            if self.verify == "detect"
+            else f"too many to decode without them ({self._not_enough('').args[0]})"
+        )
+        return InconsistentResultsError(
+            f"wrong results: {details}; {remedy}.",
+            suspect_workers=self.suspects,
+        )
 
     def _not_enough(self, why: str) -> NotEnoughResultsError:
         received, needed = self.decoder.progress

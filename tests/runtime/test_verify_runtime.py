@@ -1,0 +1,125 @@
+"""Wrong results on a real cluster: detected, corrected, never returned silently.
+
+One worker reports wrong numbers (``Stragglers(corrupt=...)``: silent data
+corruption, injected inside its tasks); two others are slow, so that the wrong
+worker's result is among the first k and must be used or refused.
+"""
+
+import numpy as np
+import pytest
+
+import coded
+from coded import InconsistentResultsError, Stragglers, coded_matmul, place_operand
+
+pytestmark = pytest.mark.runtime
+
+WRONG = 2
+SLOW = {4: 0.5, 5: 0.5}  # seconds: workers 4 and 5 answer last
+
+
+def _operands(field):
+    rng = np.random.default_rng(3)
+    if field is None:
+        return rng.standard_normal((240, 30)), rng.standard_normal(30)
+    return rng.integers(-20, 20, (240, 30)), rng.integers(-20, 20, 30)
+
+
+def _check(product, A, x, field):
+    if field is None:
+        np.testing.assert_allclose(product, A @ x, rtol=1e-9, atol=1e-9)
+    else:
+        np.testing.assert_array_equal(product, A @ x)
+
+
+@pytest.mark.parametrize("field", [None, 65537])
+@pytest.mark.parametrize("error", [1e-3, 2.0**-30])
+def test_a_wrong_worker_is_detected_then_corrected(client, field, error):
+    A, x = _operands(field)
+    wrong = Stragglers(corrupt={WRONG: error}, delays=SLOW)
+    kwargs = {"scheme": "mds", "k": 4, "n": 6, "field": field, "client": client}
+    with pytest.raises(InconsistentResultsError) as info:
+        coded_matmul(A, x, stragglers=wrong, **kwargs)
+    assert info.value.suspect_workers == (WRONG,)
+    result = coded_matmul(A, x, stragglers=wrong, verify="correct", **kwargs)
+    _check(result.product, A, x, field)
+    assert result.suspect_workers == (WRONG,)
+    assert WRONG not in result.used_workers
+    assert result.verification == "freivalds"
+
+
+@pytest.mark.parametrize("field", [None, 65537])
+def test_placed_calls_check_with_the_placements_projections(client, field):
+    A, x = _operands(field)
+    wrong = Stragglers(corrupt={WRONG: 1e-3}, delays=SLOW)
+    with place_operand(A, n=6, k=4, field=field, client=client) as placed:
+        with pytest.raises(InconsistentResultsError):
+            coded_matmul(placed, x, stragglers=wrong)
+        result = coded_matmul(placed, x, stragglers=wrong, verify="correct")
+        _check(result.product, A, x, field)
+        assert result.suspect_workers == (WRONG,)
+        honest = coded_matmul(placed, -x)
+        _check(honest.product, A, -x, field)
+        assert honest.verification == "freivalds"
+
+
+def test_verify_off_returns_what_the_workers_said(client):
+    A, x = _operands(None)
+    wrong = Stragglers(corrupt={WRONG: 1e-3}, delays=SLOW)
+    result = coded_matmul(
+        A, x, scheme="mds", n=6, k=4, client=client, stragglers=wrong, verify="off"
+    )
+    assert result.verification == "off"
+    assert not np.allclose(result.product, A @ x, rtol=1e-9, atol=1e-9)
+
+
+def test_too_many_wrong_workers_raise_with_every_suspect(client):
+    A, x = _operands(None)
+    wrong = Stragglers(corrupt={1: 1e-3, WRONG: 1e-3, 3: 1e-3})
+    with pytest.raises(InconsistentResultsError) as info:
+        coded_matmul(
+            A,
+            x,
+            scheme="mds",
+            n=6,
+            k=4,
+            client=client,
+            stragglers=wrong,
+            verify="correct",
+        )
+    assert set(info.value.suspect_workers) == {1, WRONG, 3}
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1.0, 1e150])
+def test_honest_runs_pass_at_any_scale(client, scale):
+    rng = np.random.default_rng(0)
+    A, x = rng.standard_normal((300, 200)) * scale, rng.standard_normal(200)
+    for scheme in ("mds", "uncoded", "replication"):
+        result = coded_matmul(A, x, scheme=scheme, client=client)
+        assert result.verification == "freivalds"
+        np.testing.assert_allclose(result.product, A @ x, rtol=1e-9)
+
+
+def test_where_no_check_applies_detect_says_so_and_correct_refuses(client):
+    A, x = _operands(None)
+    with place_operand(A, n=6, k=4, client=client) as placed:
+        back = coded_matmul(placed.T, A @ x)
+        assert back.verification.startswith("unchecked: TransposedCode")
+        with pytest.raises(ValueError, match="verify='correct'` needs a check"):
+            coded_matmul(placed, x, output="dask", verify="correct")
+    with pytest.raises(ValueError, match="`verify` must be 'detect'"):
+        coded.ExecutionOptions(verify="sometimes")
+
+
+@pytest.mark.chaos
+def test_wrong_results_from_worker_processes_are_caught():
+    A, x = _operands(None)
+    wrong = Stragglers(corrupt={WRONG: 1e-6}, delays=SLOW)
+    with coded.LocalCodedCluster(n_workers=6, processes=True) as cluster:
+        with pytest.raises(InconsistentResultsError):
+            coded_matmul(
+                A, x, scheme="mds", k=4, client=cluster.client, stragglers=wrong
+            )
+        with place_operand(A, k=4, client=cluster.client) as placed:
+            result = coded_matmul(placed, x, stragglers=wrong, verify="correct")
+    np.testing.assert_allclose(result.product, A @ x, rtol=1e-9, atol=1e-9)
+    assert result.suspect_workers == (WRONG,)
