@@ -1,0 +1,179 @@
+"""Wrong results: detect and correct against a corrupt worker; what checking costs.
+
+On an embedded cluster of 8 single-threaded workers, with the default (8, 6) MDS
+code: one worker (2) reports wrong numbers in every call (``Stragglers(corrupt=
+{2: e})``: its largest entry off by the relative error ``e``: 1e-3, 1e-12, and a
+flipped mantissa bit ``b`` drawn uniformly from 0..51, ``e = 2^(b - 52)``), over the
+reals and GF(65537), on fresh and placed calls. Two other workers are 50 ms slow,
+so the corrupt worker's result is among the first six in most calls. For every
+call it records whether the product came back, whether it was right (within
+``1e-9`` relative, or exact) and which workers the call named. A product that
+came back wrong is *silently wrong*; the target is none with ``verify="detect"``
+and every product right, the corrupt worker named, with ``verify="correct"``.
+
+Then the cost of checking with no faults: a placed 20000 x 500 A, (8, 6) MDS,
+``verify="detect"`` against ``"off"``, interleaved, medians over the repeats.
+
+    python bench/verify.py [--quick] [--calls N] [--repeats R]
+
+Writes ``bench/results/verify.json`` (``verify_quick.json`` with ``--quick``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread per worker
+
+import numpy as np
+from _harness import write_results
+
+import coded
+
+WRONG, SLOW = 2, {6: 0.05, 7: 0.05}
+ERRORS = {"1e-3": 1e-3, "1e-12": 1e-12, "bit flip": None}
+FIELDS = {"reals": None, "GF(65537)": 65537}
+
+
+def _operands(field, rng, m: int, d: int):
+    if field is None:
+        return rng.standard_normal((m, d)), rng.standard_normal(d)
+    return rng.integers(-10, 10, (m, d)), rng.integers(-10, 10, d)
+
+
+def _is_right(product, A, x, field) -> bool:
+    if field is None:
+        return bool(np.allclose(product, A @ x, rtol=1e-9, atol=1e-9))
+    return bool(np.array_equal(product, A @ x))
+
+
+def _one_call(client, target, A, x, field, verify, spec) -> dict:
+    """Outcome of one call: returned, right, the workers it named."""
+    kwargs = {"scheme": "mds", "k": 6, "field": field} if target is A else {}
+    try:
+        result = coded.coded_matmul(
+            target, x, client=client, stragglers=spec, verify=verify, **kwargs
+        )
+    except coded.InconsistentResultsError as error:
+        return {"returned": False, "right": None, "named": error.suspect_workers}
+    return {
+        "returned": True,
+        "right": _is_right(result.product, A, x, field),
+        "named": result.suspect_workers,
+    }
+
+
+def faults(client, calls: int, rng) -> list[dict]:
+    """Detect and correct against one corrupt worker, every error, field and path."""
+    rows = []
+    for field_name, field in FIELDS.items():
+        A, x = _operands(field, rng, 2400, 100)
+        with coded.place_operand(A, k=6, field=field, client=client) as placed:
+            for error_name, error in ERRORS.items():
+                for verify in ("detect", "correct"):
+                    for path in ("fresh", "placed"):
+                        outcomes = []
+                        for _ in range(calls):
+                            e = error or 2.0 ** (int(rng.integers(0, 52)) - 52)
+                            spec = coded.Stragglers(corrupt={WRONG: e}, delays=SLOW)
+                            target = placed
+                            if path == "fresh":
+                                target = A
+                            call = _one_call(client, target, A, x, field, verify, spec)
+                            outcomes.append(call)
+                        rows.append(
+                            _summary(field_name, error_name, verify, path, outcomes)
+                        )
+    return rows
+
+
+def _summary(field, error, verify, path, outcomes) -> dict:
+    returned = [o for o in outcomes if o["returned"]]
+    return {
+        "field": field,
+        "error": error,
+        "verify": verify,
+        "path": path,
+        "calls": len(outcomes),
+        "silently_wrong": sum(not o["right"] for o in returned),
+        "right": sum(bool(o["right"]) for o in returned),
+        "refused": len(outcomes) - len(returned),
+        "named_the_corrupt_worker": sum(WRONG in o["named"] for o in outcomes),
+    }
+
+
+def cost(client, repeats: int, m: int, d: int) -> dict:
+    """Median seconds of placed calls with and without checking (no faults)."""
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((m, d))
+    times = {"detect": [], "off": []}
+    with coded.place_operand(A, k=6, client=client) as placed:
+        for _ in range(3):  # warm-up
+            coded.coded_matmul(placed, rng.standard_normal(d))
+        for _ in range(repeats):
+            x = rng.standard_normal(d)
+            for verify in times:
+                began = time.perf_counter()
+                coded.coded_matmul(placed, x, verify=verify)
+                times[verify].append(time.perf_counter() - began)
+    medians = {v: statistics.median(t) for v, t in times.items()}
+    return {
+        "m": m,
+        "d": d,
+        "repeats": repeats,
+        "median_seconds": medians,
+        "detect_over_off": medians["detect"] / medians["off"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small smoke run")
+    parser.add_argument("--calls", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=None)
+    args = parser.parse_args()
+    calls = args.calls or (4 if args.quick else 100)
+    repeats = args.repeats or (5 if args.quick else 40)
+    m, d = (2000, 100) if args.quick else (20000, 500)
+    rng = np.random.default_rng(0)
+    load_before = os.getloadavg()
+    with coded.LocalCodedCluster(n_workers=8) as cluster:
+        rows = faults(cluster.client, calls, rng)
+        overhead = cost(cluster.client, repeats, m, d)
+    print(f"one corrupt worker of 8, (8, 6) MDS, {calls} calls per row")
+    print(
+        f"{'field':<10} {'error':<9} {'verify':<8} {'path':<7} {'silent':>7} "
+        f"{'right':>6} {'refused':>8} {'named':>6}"
+    )
+    for row in rows:
+        print(
+            f"{row['field']:<10} {row['error']:<9} {row['verify']:<8} {row['path']:<7}"
+            f" {row['silently_wrong']:>7} {row['right']:>6} {row['refused']:>8}"
+            f" {row['named_the_corrupt_worker']:>6}"
+        )
+    medians = overhead["median_seconds"]
+    print(
+        f"\nplaced {m} x {d}, no faults: detect {1e3 * medians['detect']:.1f} ms, "
+        f"off {1e3 * medians['off']:.1f} ms, detect / off "
+        f"{overhead['detect_over_off']:.3f} (target <= 1.15)"
+    )
+    print(f"load average before {load_before}, after {os.getloadavg()}")
+    write_results(
+        "verify",
+        {
+            "rows": rows,
+            "cost": overhead,
+            "machine": platform.platform(),
+            "cpus": os.cpu_count(),
+            "load_average": [load_before, os.getloadavg()],
+        },
+        quick=args.quick,
+    )
+
+
+if __name__ == "__main__":
+    main()
