@@ -155,6 +155,20 @@ def _per_row(loads, times, unbiased) -> _Worker | None:
     )
 
 
+def _empirical_mu_se(groups, low, levels, mu: float, k: float) -> float:
+    """Return the standard error of ``mu`` from the spread the excess times show.
+
+    ``mu / sqrt(K)`` assumes exponential excesses (standard deviation equal to
+    the mean); a machine whose delays have heavier tails spreads them more. The
+    delta method on the pooled per-row excesses ``(t - min) / L`` gives
+    ``SE(mu) = mu^2 sd / sqrt(K)``; the fit reports the larger of the two.
+    """
+    excess = np.concatenate(
+        [(g - m) / L for g, m, L in zip(groups, low, levels, strict=True)]
+    )
+    return float(mu**2 * excess.std(ddof=1) / np.sqrt(k))
+
+
 def _two_loads(levels, groups, unbiased) -> _Worker | None:
     """Shifts ``c + a L_j`` and scales ``L_j / mu`` per load; a line through them."""
     sizes = np.array([g.size for g in groups], dtype=np.float64)
@@ -174,7 +188,7 @@ def _two_loads(levels, groups, unbiased) -> _Worker | None:
     c_se, a_se = np.sqrt(np.diag(cov))
     k = dof.sum()
     mu = (k - 1.0) / k / theta if unbiased else 1.0 / theta
-    mu_se = mu / np.sqrt(k)
+    mu_se = max(mu / np.sqrt(k), _empirical_mu_se(groups, low, levels, mu, k))
     reasons = []
     off = np.abs(theta_j / theta - 1.0) * np.sqrt(dof)
     if np.any(off > _FLAG_SIGMAS):
