@@ -62,6 +62,9 @@ class ProfileFit:
     encode_flops_per_second : float
         The client's rate at encoding (flops of the parity product per second;
         0: not measured).
+    check_entries_per_second : float
+        The client's rate at drawing the Freivalds checks of a fresh call's
+        shares (entries of the coded shares per second; 0: not measured).
     """
 
     profile: WorkerProfile
@@ -76,6 +79,7 @@ class ProfileFit:
     call_seconds: float = 0.0
     call_se: float = 0.0
     encode_flops_per_second: float = 0.0
+    check_entries_per_second: float = 0.0
 
     def __post_init__(self) -> None:
         identified = (
@@ -89,7 +93,12 @@ class ProfileFit:
                 f"got shape {identified.shape}."
             )
         object.__setattr__(self, "a_identified", identified)
-        for name in ("call_seconds", "call_se", "encode_flops_per_second"):
+        for name in (
+            "call_seconds",
+            "call_se",
+            "encode_flops_per_second",
+            "check_entries_per_second",
+        ):
             value = float(getattr(self, name))
             if not np.isfinite(value) or value < 0.0:
                 raise ValueError(f"`{name}` must be finite and >= 0, got {value}.")

@@ -88,14 +88,18 @@ class _Grain:
     m: int  # rows of A
     u: int  # source blocks the decoder needs
     v: int  # rows per block
-    costs: tuple[float, float] = (0.0, 0.0)  # a fit's call seconds, encode rate
+    costs: tuple[float, float, float] = (0.0, 0.0, 0.0)  # a fit's call cost, rates
 
 
-def _costs(profile: object) -> tuple[float, float]:
-    """Return a fit's whole-call cost and encoding rate (zeros for a profile)."""
+def _costs(profile: object) -> tuple[float, float, float]:
+    """Return a fit's whole-call cost, encoding and check rates (zeros otherwise)."""
     if isinstance(profile, ProfileFit):
-        return profile.call_seconds, profile.encode_flops_per_second
-    return 0.0, 0.0
+        return (
+            profile.call_seconds,
+            profile.encode_flops_per_second,
+            profile.check_entries_per_second,
+        )
+    return 0.0, 0.0, 0.0
 
 
 def _grain(
@@ -144,6 +148,7 @@ def _finish(
         block_rows=grain.v,
         call_seconds=grain.costs[0],
         encode_flops_per_second=grain.costs[1],
+        check_entries_per_second=grain.costs[2],
     )
 
 

@@ -65,6 +65,10 @@ class Allocation:
     encode_flops_per_second : float
         The client's encoding rate, ``>= 0`` (default 0: unknown, encoding
         not predicted); a solver copies it from a `ProfileFit`.
+    check_entries_per_second : float
+        The client's rate at drawing the Freivalds checks of a fresh call's
+        coded shares, ``>= 0`` (default 0: unknown, not predicted); a solver
+        copies it from a `ProfileFit`.
 
     Raises
     ------
@@ -93,6 +97,7 @@ class Allocation:
     block_rows: int = 1
     call_seconds: float = 0.0
     encode_flops_per_second: float = 0.0
+    check_entries_per_second: float = 0.0
 
     def __post_init__(self) -> None:
         loads = _int_vector(self.loads, "loads", min_value=0)
@@ -136,7 +141,11 @@ class Allocation:
                 f"`solver` must be a str, got {type(self.solver).__name__}."
             )
         latency = check_real(self.expected_latency, "expected_latency", min_value=0.0)
-        for name in ("call_seconds", "encode_flops_per_second"):
+        for name in (
+            "call_seconds",
+            "encode_flops_per_second",
+            "check_entries_per_second",
+        ):
             value = check_real(getattr(self, name), name, min_value=0.0)
             object.__setattr__(self, name, value)
         object.__setattr__(self, "loads", loads)
@@ -186,17 +195,20 @@ class Allocation:
         parity = max(self.total_rows // v - u, 0)
         return 2.0 * parity * u * v * columns
 
-    def predicted_call_seconds(self, columns: int) -> float:
+    def predicted_call_seconds(self, columns: int, *, checked: bool = False) -> float:
         """Predicted seconds of a whole one-shot call on an ``m x columns`` A.
 
         ``expected_latency + call_seconds + encode_flops(columns) /
-        encode_flops_per_second`` (the encoding term is 0 when the rate is
-        unknown), docs/theory/overhead.md#the-whole-call.
+        encode_flops_per_second``, plus ``total_rows columns /
+        check_entries_per_second`` for a call whose pieces are checked (a term
+        is 0 when its rate is unknown), docs/theory/overhead.md#the-whole-call.
 
         Parameters
         ----------
         columns : int
             Columns of A, ``>= 1``.
+        checked : bool
+            The call draws Freivalds checks of its shares (``verify`` on).
 
         Returns
         -------
@@ -213,4 +225,6 @@ class Allocation:
         seconds = self.expected_latency + self.call_seconds
         if self.encode_flops_per_second > 0.0:
             seconds += self.encode_flops(columns) / self.encode_flops_per_second
+        if checked and self.check_entries_per_second > 0.0:
+            seconds += self.total_rows * columns / self.check_entries_per_second
         return seconds

@@ -233,7 +233,8 @@ def _predicted(result: MatmulResult, allocation: Any, columns: int) -> MatmulRes
     """Attach the allocation's prediction of the whole call (A has `columns`)."""
     if allocation is None:
         return result
-    predicted = allocation.predicted_call_seconds(columns)
+    checked = result.verification == "freivalds"
+    predicted = allocation.predicted_call_seconds(columns, checked=checked)
     return dataclasses.replace(result, predicted_seconds=predicted)
 
 

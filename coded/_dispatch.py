@@ -504,6 +504,7 @@ async def start_encoded_async(
     faults = None if stragglers is None else stragglers.sample(n, rng=options.rng)
     weights = [_column_share(encoded.right(i), B) for i in range(n)]
     layout = None if options.output == "numpy" else product_layout(code, encoded)
+    drawn = time.perf_counter()
     check, verification = piece_check(
         code,
         encoded,
@@ -513,6 +514,7 @@ async def start_encoded_async(
         checks=checks,
         fresh=placed_lefts is None,
     )
+    encode_seconds += time.perf_counter() - drawn  # a fresh call's checks
     if remote_right is not None:
         encoded = dataclasses.replace(encoded, shared_right=remote_right)
     pending = await submit_execution_async(

@@ -69,7 +69,8 @@ class MatmulResult:
     failed_workers : tuple of int
         Workers whose tasks raised or whose Dask worker died.
     stage_seconds : mapping of str to float
-        Wall-clock seconds per stage: ``encode``, ``place`` (scatter),
+        Wall-clock seconds per stage: ``encode`` (A and B, and the secret
+        Freivalds checks a fresh call draws from its shares), ``place`` (scatter),
         ``compute`` (the longest real multiply inside a used task), ``wait``
         (submission until decodable), ``decode``, ``release`` (wake injected
         waits, cancel and release every key) and ``total`` (the whole call,

@@ -21,7 +21,7 @@ import numpy as np
 from distributed import as_completed, wait
 
 from coded.codes import UncodedCode
-from coded.codes.interface import encode_product, multiply_real
+from coded.codes.interface import encode_product, multiply_real, share_checks
 from coded.injection import Stragglers, TaskFault
 from coded.runtime._cluster import check_client, worker_addresses
 from coded.runtime._dask_helpers import forget, new_call_id
@@ -38,6 +38,7 @@ _CONFIRM = 6  # repeats of the last probe
 _SWITCH_SECONDS = 2e-4  # the interpreter's thread switch interval while timing
 _ENCODE_SHAPE = (128, 256, 4096)  # parity blocks, source blocks, columns timed
 _ENCODE_REPEATS = 5
+_CHECK_SHAPE = (8192, 256)  # coded rows, columns of a timed Freivalds draw
 _switching = threading.Lock()
 _timing_calibrations = 0  # calibrations timing kernels in this process
 _saved_switch_seconds = 0.0
@@ -275,8 +276,9 @@ def _call_cost(
     """Seconds a whole call adds to its tasks, and the standard error.
 
     `calls` products of one row per worker (an uncoded code: every worker
-    needed, nothing to encode) through the executor, after one untimed: the
-    median of their seconds from placing the operands to the decoded product,
+    needed, nothing to encode) through the executor, after one untimed, each
+    starting with the scheduler query of the live workers that every
+    ``coded_matmul`` makes: the median of their seconds to the decoded product,
     less the model's expected latency of that allocation under `fit` (the
     per-task cost ``c`` and the rows). Injected `stragglers` apply to these
     calls too, as to the pings: `fit` holds them.
@@ -292,6 +294,7 @@ def _call_cost(
     for j in range(calls + 1):
         faults = None if stragglers is None else stragglers.sample(n, rng=j)
         began = time.perf_counter()
+        worker_addresses(client, n)
         execute(
             client,
             code,
@@ -307,6 +310,18 @@ def _call_cost(
     seconds = np.array(seconds)
     cost = max(float(np.median(seconds)) - model, 0.0)
     return cost, float(np.hypot(_median_se(seconds), np.max(fit.c_se)))
+
+
+def _check_rate() -> float:
+    """Entries per second the client draws Freivalds checks at (median of a few)."""
+    rows, columns = _CHECK_SHAPE
+    share = np.random.default_rng(0).standard_normal((rows, columns))
+    seconds = []
+    for _ in range(_ENCODE_REPEATS):
+        began = time.perf_counter()
+        share_checks([share], [[(0, rows)]], None, rng=0)
+        seconds.append(time.perf_counter() - began)
+    return rows * columns / float(np.median(seconds))
 
 
 def _encode_rate() -> float:
@@ -331,7 +346,7 @@ def profile_workers(
     d: int = 256,
     repeats: int = 8,
     pings: int = 8,
-    calls: int = 6,
+    calls: int = 12,
     budget_seconds: float = 1.0,
     stragglers: Stragglers | None = None,
     rng: RngLike = None,
@@ -502,7 +517,11 @@ def profile_workers(
     fit = dataclasses.replace(fit, c_se=np.sqrt(fit.c_se**2 + trip_se**2))
     call, call_se = _call_cost(client, fit, addresses, d, calls, deadline, stragglers)
     fit = dataclasses.replace(
-        fit, call_seconds=call, call_se=call_se, encode_flops_per_second=_encode_rate()
+        fit,
+        call_seconds=call,
+        call_se=call_se,
+        encode_flops_per_second=_encode_rate(),
+        check_entries_per_second=_check_rate(),
     )
     return fit
 

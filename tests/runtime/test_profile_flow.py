@@ -49,6 +49,7 @@ def test_readme_flow_runs_for_hcmm_and_bpcc(eight):
     fit = namespace["fit"]
     assert fit.call_se > 0.0
     assert fit.encode_flops_per_second > 0.0
+    assert fit.check_entries_per_second > 0.0
     A = np.random.default_rng(0).standard_normal((m, 50))
     x = np.ones(50)
     for span in spans[1:]:
@@ -56,10 +57,12 @@ def test_readme_flow_runs_for_hcmm_and_bpcc(eight):
         assert plan.loads.max() <= m  # unidentified workers are capped at m rows
         result = coded.coded_matmul(A, x, allocation=plan, client=eight)
         assert np.allclose(result.product, A @ x)
+        assert result.verification == "freivalds"
         assert result.predicted_seconds == pytest.approx(
             plan.expected_latency
             + fit.call_seconds
             + plan.encode_flops(50) / fit.encode_flops_per_second
+            + plan.total_rows * 50 / fit.check_entries_per_second
         )
 
 
