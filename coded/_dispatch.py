@@ -40,6 +40,8 @@ __all__ = [
     "execution_options",
     "given_code",
     "is_dask_array",
+    "piece_check",
+    "prime_of",
     "product_layout",
     "resolve_workers",
     "run_encoded",
@@ -581,7 +583,7 @@ def piece_check(
     from coded.codes.interface import share_checks
 
     if checks is None:  # fresh secret vectors (OS entropy, never the call's rng)
-        checks = share_checks(encoded.lefts, batches, code.p, rng=None)
+        checks = share_checks(encoded.lefts, batches, prime_of(code), rng=None)
     noise = encoded.context.noise
 
     def check(piece: Any) -> bool:
@@ -590,6 +592,14 @@ def piece_check(
         return checks.passes(piece, encoded.right(piece.worker), noise)
 
     return check, "freivalds"
+
+
+def prime_of(code: Code) -> int | None:
+    """Return the prime of `code`'s field (None: the reals) without loading galois."""
+    p = getattr(code, "p", None)
+    if p is None and code.field is not None:
+        p = int(code.field.characteristic)
+    return p
 
 
 def _unchecked_because(

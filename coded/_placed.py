@@ -30,6 +30,7 @@ from coded._dispatch import (
     check_resources,
     given_code,
     is_dask_array,
+    prime_of,
     resolve_workers,
     start_encoded,
     whole_batches,
@@ -349,7 +350,7 @@ def place_operand(
     if not lazy:  # the shares are here: draw their secret projections once
         from coded.codes.interface import share_checks
 
-        checks = share_checks(encoded.lefts, batches, code.p, rng=None)
+        checks = share_checks(encoded.lefts, batches, prime_of(code), rng=None)
     placement = PlacedOperand(
         code=code,
         encoded=encoded,

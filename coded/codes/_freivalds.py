@@ -91,6 +91,8 @@ class ShareChecks:
         projection = self.projections[(piece.worker, piece.start, piece.stop)]
         value = np.asarray(piece.value)
         Y = value.reshape(value.shape[0], -1)
+        if Y.dtype.kind == "f" and not np.all(np.isfinite(Y)):
+            return True  # the decoder refuses it, naming the worker (overflow)
         B = np.asarray(right).reshape(np.shape(right)[0], -1)
         if self.p is not None:
             left = fields.matmul(projection.r[None, :], np.mod(Y, self.p), self.p)

@@ -222,7 +222,7 @@ def test_a_killed_scheduler_raises_scheduler_lost(separate_scheduler):
     assert client.run_on_scheduler(os.getpid) == scheduler.pid
     threading.Timer(0.5, os.kill, (scheduler.pid, signal.SIGKILL)).start()
     began = time.monotonic()
-    with pytest.raises(SchedulerLostError, match="scheduler became unreachable"):
+    with pytest.raises(SchedulerLostError, match=r"scheduler (became|is) unreachable"):
         coded_matmul(
             A,
             X,

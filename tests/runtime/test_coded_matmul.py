@@ -295,7 +295,8 @@ GOOD_X = np.ones(3)
             {"timout": 1.0},
             TypeError,
             "coded_matmul() got unexpected keyword arguments ['timout']; the "
-            "execution options are ['stragglers', 'timeout', 'rng', 'output'].",
+            "execution options are ['stragglers', 'timeout', 'rng', 'output', "
+            "'verify'].",
             id="unknown-option",
         ),
         pytest.param(
