@@ -612,7 +612,7 @@ def _unchecked_because(
         return "the product is decoded on a worker (output='dask')"
     if not isinstance(encoded.context, UnitContext):
         return f"{type(code).__name__}'s results are not coded rows times B"
-    if code.field is None and encoded.context.noise is None:
+    if prime_of(code) is None and encoded.context.noise is None:
         return f"{type(code).__name__} has no rounding bound over the reals"
     if checks is None and not fresh:
         return "A's shares were encoded on the cluster"

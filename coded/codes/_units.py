@@ -916,6 +916,8 @@ class UnitDecoder(Decoder):
         The spare workers are ``wrong`` (``"detect"``) or ``2 wrong``
         (``"correct"``); always true with verification off once decodable.
         """
+        if self._spare == 0:  # verification off: nothing to spare
+            return self.is_decodable
         if self._cached_spares is None:
             self._cached_spares = self.is_decodable and self._survives(self._spare)
         return self._cached_spares
