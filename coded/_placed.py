@@ -96,7 +96,10 @@ class PlacedOperand:
     is_transposed: bool = False
     repair_margin: int | None = None
     _moved: dict[int, str] = field(default_factory=dict)  # shared by both views
-    _checks: Any = None  # the client's secret Freivalds projections (numpy A)
+    _on_cluster: bool = False  # A was a dask.array: its shares exist only there
+    # the client's secret Freivalds projections, per view (is_transposed):
+    # drawn once, A @ B's at placement and A.T @ y's at its first call
+    _checks: dict[bool, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         stages = MappingProxyType(dict(self.stage_seconds))
@@ -346,11 +349,6 @@ def place_operand(
     encoded, futures, stage_seconds = placed
     if batches is None:
         batches = whole_batches(encoded.lefts)
-    checks = None
-    if not lazy:  # the shares are here: draw their secret projections once
-        from coded.codes.interface import share_checks
-
-        checks = share_checks(encoded.lefts, batches, prime_of(code), rng=None)
     placement = PlacedOperand(
         code=code,
         encoded=encoded,
@@ -362,7 +360,7 @@ def place_operand(
         stage_seconds=stage_seconds,
         _futures=futures,
         repair_margin=repair_margin,
-        _checks=checks,
+        _on_cluster=lazy,
     )
     if not code.is_decodable(placement.live):  # workers died while shipping
         lost = {
@@ -378,7 +376,47 @@ def place_operand(
             tolerance=int(code.n) - int(code.recovery_threshold),
         )
     _heal(placement)
+    _placement_checks(placement)
     return placement
+
+
+def _draw_checks(placement: PlacedOperand) -> Any:
+    """Draw the secret projections of the view's shares (see `_placement_checks`).
+
+    A dask.array A's shares are projected where they live (only the secret
+    vectors travel there); such placements have whole batches.
+    """
+    from coded.codes.interface import (
+        ShareChecks,
+        draw_vectors,
+        share_checks,
+        transposed_checks,
+    )
+    from coded.runtime.interface import project_shares
+
+    code, encoded = placement.code, placement.encoded
+    p, rows = prime_of(code), encoded.context.rows
+    unit_rows = rows if placement.is_transposed else None
+    if not placement._on_cluster:
+        if placement.is_transposed:
+            return transposed_checks(encoded.lefts, rows, p, rng=None)
+        return share_checks(encoded.lefts, placement.batches, p, rng=None)
+    heights = [int(np.shape(left)[0]) for left in encoded.lefts]
+    d = int(np.shape(encoded.lefts[0])[1])
+    lengths = [h // rows * d for h in heights] if unit_rows else heights
+    projected = project_shares(
+        placement.client,
+        placement.futures,
+        draw_vectors(lengths, p),
+        p,
+        unit_rows=unit_rows,
+    )
+    kept = {
+        (i, 0, heights[i]): projection
+        for i, projection in enumerate(projected)
+        if projection is not None
+    }
+    return ShareChecks(p=p, projections=kept)
 
 
 def _heal(placement: PlacedOperand) -> None:
@@ -511,16 +549,20 @@ def start_placed(
         options=options,
         placed_lefts=A.futures,
         remote_right=remote_right,
-        checks=_placement_checks(A, code),
+        checks=_placement_checks(A),
     )
 
 
-def _placement_checks(A: PlacedOperand, code: Code) -> Any:
-    """Return the placement's Freivalds checks, less the shares a repair rebuilt.
+def _placement_checks(A: PlacedOperand) -> Any:
+    """Return the view's Freivalds checks, less the shares a repair rebuilt.
 
-    A share rebuilt over the reals differs from the original by rounding, so
-    its projection no longer applies; over GF(p) the rebuilt share is exact.
+    Drawn at the view's first use. A share rebuilt over the reals differs from
+    the original by rounding, so its projection no longer applies; over GF(p)
+    the rebuilt share is exact.
     """
-    if A._checks is None or code.field is not None or not A._moved:
-        return A._checks
-    return A._checks.without(A._moved)
+    if A.is_transposed not in A._checks:
+        A._checks[A.is_transposed] = _draw_checks(A)
+    checks = A._checks[A.is_transposed]
+    if A.code.field is not None or not A._moved:
+        return checks
+    return checks.without(A._moved)

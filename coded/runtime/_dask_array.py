@@ -24,9 +24,9 @@ import numpy as np
 from distributed import Client, Future, futures_of, wait
 
 from coded.codes import BlockCode, EncodedOperands
-from coded.codes.interface import UnitContext
+from coded.codes.interface import UnitContext, project_share
 
-__all__ = ["check_dask_matrix", "encode_share", "place_dask_rows"]
+__all__ = ["check_dask_matrix", "encode_share", "place_dask_rows", "project_shares"]
 
 
 def check_dask_matrix(A: Any, name: str = "A") -> tuple[int, int]:
@@ -232,3 +232,37 @@ def place_dask_rows(
         context=context,
     )
     return encoded, futures
+
+
+def project_shares(
+    client: Client,
+    shares: Sequence[Future | None],
+    vectors: Sequence[np.ndarray | None],
+    p: int | None,
+    *,
+    unit_rows: int | None = None,
+) -> list[Any]:
+    """Project each placed share where it lives: ``c = W^T r`` for its secret `r`.
+
+    The Freivalds checks of a placement encoded on the cluster: only `r` goes
+    to the share's worker and only ``c`` (and ``|W|^T |r|``) comes back
+    (``coded.codes.interface.project_share``; `unit_rows`: for ``A.T @ y``).
+
+    Returns
+    -------
+    list
+        Each share's projection (None where the share or its vector is).
+    """
+    futures = {
+        i: client.submit(project_share, share, r, p, unit_rows=unit_rows, pure=False)
+        for i, (share, r) in enumerate(zip(shares, vectors, strict=True))
+        if share is not None and r is not None
+    }
+    try:
+        gathered = dict(
+            zip(futures, client.gather(list(futures.values())), strict=True)
+        )
+    finally:
+        for future in futures.values():
+            future.release()
+    return [gathered.get(i) for i in range(len(shares))]
