@@ -493,13 +493,15 @@ async def start_encoded_async(
     placed_lefts: Any = None,
     remote_right: Any = None,
     checks: Any = None,
+    suspects: dict[int, str] | None = None,
 ) -> MatmulHandle:
     """Submit encoded operands on `addresses`; return the product's handle.
 
     `remote_right`: a future of the shared right operand, encoded on the
     cluster (``encoded`` then holds a stand-in of it). `checks`: the
     placement's :class:`~coded.codes.interface.ShareChecks` (fresh calls draw
-    their own from ``encoded.lefts``).
+    their own from ``encoded.lefts``). `suspects`: where a placement records
+    the workers whose pieces fail their checks (across its calls).
     """
     from coded.runtime import BackupPolicy
     from coded.runtime.interface import submit_execution_async
@@ -517,6 +519,7 @@ async def start_encoded_async(
         options.verify,
         checks=checks,
         fresh=placed_lefts is None,
+        suspects=suspects,
     )
     if check is not None and remote_right is not None:  # B is on the cluster
         from coded.runtime.interface import evaluate_remote_async
@@ -563,6 +566,7 @@ def piece_check(
     *,
     checks: Any = None,
     fresh: bool = True,
+    suspects: dict[int, str] | None = None,
 ) -> tuple[Any, str]:
     """Return the check of every piece a call decodes, and the record's word on it.
 
@@ -571,8 +575,8 @@ def piece_check(
     for products decoded on a worker) and ``"freivalds"``, ``"off"`` or
     ``"unchecked: why"``. A fresh call (`fresh`) draws its secret vectors from
     ``encoded.lefts``; a placed one uses its placement's `checks`, and a piece
-    of a batch they do not cover (a share rebuilt by a repair over the reals)
-    passes unchecked.
+    of a batch they do not cover passes unchecked. A piece that fails is
+    recorded in `suspects` (a placement's memory), if given.
 
     Raises
     ------
@@ -599,7 +603,7 @@ def piece_check(
     if checks is None:  # fresh secret vectors (OS entropy, never the call's rng)
         checks = _fresh_checks(code, encoded, batches)
     noise = context.noise if isinstance(context, UnitContext) else None
-    return _FreivaldsCheck(checks, encoded, noise), "freivalds"
+    return _FreivaldsCheck(checks, encoded, noise, suspects), "freivalds"
 
 
 def _fresh_checks(code: Code, encoded: Any, batches: Any) -> Any:
@@ -623,17 +627,21 @@ class _FreivaldsCheck:
     checks: Any
     encoded: Any
     noise: Any
+    suspects: dict[int, str] | None = None  # filled with the workers that fail
     expected: Any = None  # per batch: c . B, for a B held by the cluster
 
     def __call__(self, piece: Any) -> bool:
         batch = (piece.worker, piece.start, piece.stop)
         if not self.checks.covers(*batch):
             return True
-        if self.expected is None:
-            return self.checks.passes(
-                piece, self.encoded.right(piece.worker), self.noise
-            )
-        return self.checks.passes(piece, self.expected[batch], self.noise)
+        right = self.encoded.right(piece.worker)
+        if self.expected is not None:
+            right = self.expected[batch]
+        passed = self.checks.passes(piece, right, self.noise)
+        if not passed and self.suspects is not None:
+            why = f"its result for rows {piece.start}..{piece.stop} failed its check"
+            self.suspects[piece.worker] = why
+        return passed
 
     def projector(self, worker: int, start: int, stop: int) -> Any:
         """Return ``value -> Projected`` for a piece (None: it is not checked)."""

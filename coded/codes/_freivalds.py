@@ -30,7 +30,7 @@ decoded on a worker): only ``r . Y`` and ``|Y|``'s column sums travel.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,11 +165,15 @@ class ShareChecks:
         """Whether the batch ``[start, stop)`` of `worker` has a projection."""
         return (worker, start, stop) in self.projections
 
-    def without(self, workers: Iterable[int]) -> ShareChecks:
-        """Return the same checks, none for `workers` (shares that were rebuilt)."""
-        dropped = set(workers)
-        kept = {k: v for k, v in self.projections.items() if k[0] not in dropped}
-        return ShareChecks(p=self.p, projections=kept)
+    def updated(self, other: ShareChecks) -> ShareChecks:
+        """Return these checks with `other`'s workers' projections replacing theirs.
+
+        For shares rebuilt by a repair (over the reals a rebuilt share differs
+        from the original by rounding, so its old projection no longer applies).
+        """
+        renewed = {worker for worker, _, _ in other.projections}
+        kept = {k: v for k, v in self.projections.items() if k[0] not in renewed}
+        return ShareChecks(p=self.p, projections={**kept, **other.projections})
 
     def vector(self, worker: int, start: int, stop: int) -> np.ndarray:
         """Return the secret vector ``r`` of a batch (to project its piece remotely)."""

@@ -234,35 +234,55 @@ def place_dask_rows(
     return encoded, futures
 
 
+def _project_rows(
+    share: np.ndarray,
+    start: int,
+    stop: int,
+    r: np.ndarray,
+    p: int | None,
+    unit_rows: int | None,
+) -> Any:
+    """Worker side: the projection of rows ``[start, stop)`` of a share."""
+    return project_share(share[start:stop], r, p, unit_rows=unit_rows)
+
+
 def project_shares(
     client: Client,
-    shares: Sequence[Future | None],
-    vectors: Sequence[np.ndarray | None],
+    jobs: Sequence[tuple[Future, int, int, np.ndarray]],
     p: int | None,
     *,
     unit_rows: int | None = None,
 ) -> list[Any]:
-    """Project each placed share where it lives: ``c = W^T r`` for its secret `r`.
+    """Project placed shares where they live: ``c = W^T r`` for each secret `r`.
 
-    The Freivalds checks of a placement encoded on the cluster: only `r` goes
-    to the share's worker and only ``c`` (and ``|W|^T |r|``) comes back
-    (``coded.codes.interface.project_share``; `unit_rows`: for ``A.T @ y``).
+    The Freivalds checks of shares the client does not hold (a dask.array A,
+    shares rebuilt by a repair): only `r` goes to the share's worker and only
+    ``c`` and ``|W|^T |r|`` come back (``coded.codes.interface.project_share``;
+    `unit_rows`: for ``A.T @ y``).
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The placement's client.
+    jobs : sequence of (Future, int, int, numpy.ndarray)
+        A share, the rows ``[start, stop)`` of one of its batches, and the
+        batch's secret vector.
+    p : int or None
+        The field's prime, or None over the reals.
+    unit_rows : int, optional
+        Rows of one unit, to project for ``A.T @ y``.
 
     Returns
     -------
     list
-        Each share's projection (None where the share or its vector is).
+        The projection of each job, in order.
     """
-    futures = {
-        i: client.submit(project_share, share, r, p, unit_rows=unit_rows, pure=False)
-        for i, (share, r) in enumerate(zip(shares, vectors, strict=True))
-        if share is not None and r is not None
-    }
+    futures = [
+        client.submit(_project_rows, share, start, stop, r, p, unit_rows, pure=False)
+        for share, start, stop, r in jobs
+    ]
     try:
-        gathered = dict(
-            zip(futures, client.gather(list(futures.values())), strict=True)
-        )
+        return client.gather(futures)
     finally:
-        for future in futures.values():
+        for future in futures:
             future.release()
-    return [gathered.get(i) for i in range(len(shares))]

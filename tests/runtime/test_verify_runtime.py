@@ -184,6 +184,52 @@ def test_wrong_results_from_worker_processes_are_caught():
     assert result.suspect_workers == (WRONG,)
 
 
+@pytest.mark.parametrize(
+    ("field", "lazy"), [(None, False), (65537, True)], ids=["real", "gf-dask-A"]
+)
+def test_a_placement_remembers_suspects_and_repair_replaces_their_shares(
+    client, field, lazy
+):
+    A, x = _operands(field)
+    y = np.arange(240) % 7 - 3
+    wrong = Stragglers(corrupt={WRONG: 1e-3}, delays=SLOW)
+    with place_operand(
+        _lazy(A) if lazy else A, n=6, k=4, field=field, client=client
+    ) as placed:
+        assert placed.suspects == {}
+        assert placed.repair() == ()
+        with pytest.raises(InconsistentResultsError):
+            coded_matmul(placed, x, stragglers=wrong)
+        assert set(placed.suspects) == {WRONG}
+        assert set(placed.T.suspects) == {WRONG}  # both views remember
+        before = placed.locations[WRONG]
+        assert placed.repair() == (WRONG,)
+        assert placed.suspects == {}
+        assert placed.locations[WRONG] != before
+        for target, right, exact in _views(placed, A, x, y):
+            honest = coded_matmul(target, right, stragglers=Stragglers(delays=SLOW))
+            assert honest.verification == "freivalds"
+            assert WRONG in honest.used_workers  # the rebuilt share is used
+            np.testing.assert_allclose(honest.product, exact, rtol=1e-9)
+            # the rebuilt share has checks of its own: still caught
+            with pytest.raises(InconsistentResultsError):
+                coded_matmul(target, right, stragglers=wrong)
+
+
+def test_a_repair_margin_repairs_suspects_before_the_next_call(client):
+    A, x = _operands(None)
+    wrong = Stragglers(corrupt={WRONG: 1e-3}, delays=SLOW)
+    with place_operand(A, n=6, k=4, client=client, repair_margin=0) as placed:
+        fixed = coded_matmul(placed, x, stragglers=wrong, verify="correct")
+        assert fixed.suspect_workers == (WRONG,)
+        assert set(placed.suspects) == {WRONG}
+        before = placed.locations[WRONG]
+        honest = coded_matmul(placed, -x)
+        assert placed.suspects == {}
+        assert placed.locations[WRONG] != before
+        _check(honest.product, A, -x, None)
+
+
 def _patch_task_function():
     """In one worker process: its batch tasks report a wrong first entry."""
     import dataclasses
