@@ -11,8 +11,12 @@ call it records whether the product came back, whether it was right (within
 came back wrong is *silently wrong*; the target is none with ``verify="detect"``
 and every product right, the corrupt worker named, with ``verify="correct"``.
 
-Then the cost of checking with no faults: a placed 20000 x 500 A, (8, 6) MDS,
-``verify="detect"`` against ``"off"``, interleaved, medians over the repeats.
+Both ways of checking: Freivalds checks (``check="freivalds"``, the default:
+each result against its secret projection) and redundancy
+(``check="redundancy"``: the results against each other, one more result
+waited for). Then the cost of checking with no faults: a placed 20000 x 500 A,
+(8, 6) MDS, ``verify="detect"`` with each check against ``"off"``, interleaved,
+medians over the repeats.
 
     python bench/verify.py [--quick] [--calls N] [--repeats R]
 
@@ -51,12 +55,18 @@ def _is_right(product, A, x, field) -> bool:
     return bool(np.array_equal(product, A @ x))
 
 
-def _one_call(client, target, A, x, field, verify, spec) -> dict:
+def _one_call(client, target, A, x, field, verify, spec, check) -> dict:
     """Outcome of one call: returned, right, the workers it named."""
     kwargs = {"scheme": "mds", "k": 6, "field": field} if target is A else {}
     try:
         result = coded.coded_matmul(
-            target, x, client=client, stragglers=spec, verify=verify, **kwargs
+            target,
+            x,
+            client=client,
+            stragglers=spec,
+            verify=verify,
+            check=check,
+            **kwargs,
         )
     except coded.InconsistentResultsError as error:
         return {"returned": False, "right": None, "named": error.suspect_workers}
@@ -68,34 +78,43 @@ def _one_call(client, target, A, x, field, verify, spec) -> dict:
 
 
 def faults(client, calls: int, rng) -> list[dict]:
-    """Detect and correct against one corrupt worker, every error, field and path."""
+    """Detect and correct one corrupt worker: every error, field, path and check."""
     rows = []
     for field_name, field in FIELDS.items():
         A, x = _operands(field, rng, 2400, 100)
         with coded.place_operand(A, k=6, field=field, client=client) as placed:
             for error_name, error in ERRORS.items():
-                for verify in ("detect", "correct"):
-                    for path in ("fresh", "placed"):
-                        outcomes = []
-                        for _ in range(calls):
-                            e = error or 2.0 ** (int(rng.integers(0, 52)) - 52)
-                            spec = coded.Stragglers(corrupt={WRONG: e}, delays=SLOW)
-                            target = placed
-                            if path == "fresh":
-                                target = A
-                            call = _one_call(client, target, A, x, field, verify, spec)
-                            outcomes.append(call)
-                        rows.append(
-                            _summary(field_name, error_name, verify, path, outcomes)
+                for check, verify, path in _variants():
+                    outcomes = []
+                    for _ in range(calls):
+                        e = error or 2.0 ** (int(rng.integers(0, 52)) - 52)
+                        spec = coded.Stragglers(corrupt={WRONG: e}, delays=SLOW)
+                        target = A if path == "fresh" else placed
+                        outcomes.append(
+                            _one_call(client, target, A, x, field, verify, spec, check)
                         )
+                    rows.append(
+                        _summary(field_name, error_name, check, verify, path, outcomes)
+                    )
     return rows
 
 
-def _summary(field, error, verify, path, outcomes) -> dict:
+def _variants() -> list[tuple[str, str, str]]:
+    """(check, verify, path): Freivalds on every path, redundancy on placements."""
+    freivalds = [
+        ("freivalds", verify, path)
+        for verify in ("detect", "correct")
+        for path in ("fresh", "placed")
+    ]
+    return freivalds + [("redundancy", v, "placed") for v in ("detect", "correct")]
+
+
+def _summary(field, error, check, verify, path, outcomes) -> dict:
     returned = [o for o in outcomes if o["returned"]]
     return {
         "field": field,
         "error": error,
+        "check": check,
         "verify": verify,
         "path": path,
         "calls": len(outcomes),
@@ -106,27 +125,35 @@ def _summary(field, error, verify, path, outcomes) -> dict:
     }
 
 
+COST_MODES = {
+    "freivalds": {"verify": "detect", "check": "freivalds"},
+    "redundancy": {"verify": "detect", "check": "redundancy"},
+    "off": {"verify": "off"},
+}
+
+
 def cost(client, repeats: int, m: int, d: int) -> dict:
-    """Median seconds of placed calls with and without checking (no faults)."""
+    """Median seconds of placed calls checked either way and unchecked (no faults)."""
     rng = np.random.default_rng(1)
     A = rng.standard_normal((m, d))
-    times = {"detect": [], "off": []}
+    times = {mode: [] for mode in COST_MODES}
     with coded.place_operand(A, k=6, client=client) as placed:
         for _ in range(3):  # warm-up
             coded.coded_matmul(placed, rng.standard_normal(d))
         for _ in range(repeats):
             x = rng.standard_normal(d)
-            for verify in times:
+            for mode, options in COST_MODES.items():
                 began = time.perf_counter()
-                coded.coded_matmul(placed, x, verify=verify)
-                times[verify].append(time.perf_counter() - began)
+                coded.coded_matmul(placed, x, **options)
+                times[mode].append(time.perf_counter() - began)
     medians = {v: statistics.median(t) for v, t in times.items()}
     return {
         "m": m,
         "d": d,
         "repeats": repeats,
         "median_seconds": medians,
-        "detect_over_off": medians["detect"] / medians["off"],
+        "detect_over_off": medians["freivalds"] / medians["off"],
+        "redundancy_over_off": medians["redundancy"] / medians["off"],
     }
 
 
@@ -146,20 +173,23 @@ def main() -> None:
         overhead = cost(cluster.client, repeats, m, d)
     print(f"one corrupt worker of 8, (8, 6) MDS, {calls} calls per row")
     print(
-        f"{'field':<10} {'error':<9} {'verify':<8} {'path':<7} {'silent':>7} "
-        f"{'right':>6} {'refused':>8} {'named':>6}"
+        f"{'field':<10} {'error':<9} {'check':<11} {'verify':<8} {'path':<7} "
+        f"{'silent':>7} {'right':>6} {'refused':>8} {'named':>6}"
     )
     for row in rows:
         print(
-            f"{row['field']:<10} {row['error']:<9} {row['verify']:<8} {row['path']:<7}"
-            f" {row['silently_wrong']:>7} {row['right']:>6} {row['refused']:>8}"
-            f" {row['named_the_corrupt_worker']:>6}"
+            f"{row['field']:<10} {row['error']:<9} {row['check']:<11} "
+            f"{row['verify']:<8} {row['path']:<7} {row['silently_wrong']:>7} "
+            f"{row['right']:>6} {row['refused']:>8} "
+            f"{row['named_the_corrupt_worker']:>6}"
         )
     medians = overhead["median_seconds"]
     print(
-        f"\nplaced {m} x {d}, no faults: detect {1e3 * medians['detect']:.1f} ms, "
-        f"off {1e3 * medians['off']:.1f} ms, detect / off "
-        f"{overhead['detect_over_off']:.3f} (target <= 1.15)"
+        f"\nplaced {m} x {d}, no faults, verify='detect': freivalds "
+        f"{1e3 * medians['freivalds']:.1f} ms, redundancy "
+        f"{1e3 * medians['redundancy']:.1f} ms, off {1e3 * medians['off']:.1f} ms; "
+        f"freivalds / off {overhead['detect_over_off']:.3f} (target <= 1.15), "
+        f"redundancy / off {overhead['redundancy_over_off']:.3f}"
     )
     print(f"load average before {load_before}, after {os.getloadavg()}")
     write_results(

@@ -109,7 +109,7 @@ class ExecutionOptions:
     >>> from coded import ExecutionOptions
     >>> ExecutionOptions(timeout=5, rng=0)  # doctest: +NORMALIZE_WHITESPACE
     ExecutionOptions(stragglers=None, timeout=5.0, rng=0, output='numpy',
-                     verify='detect')
+                     verify='detect', check='freivalds')
     """
 
     stragglers: Stragglers | None = None
@@ -117,6 +117,7 @@ class ExecutionOptions:
     rng: RngLike = None
     output: Literal["numpy", "dask"] = "numpy"
     verify: Literal["detect", "correct", "off"] = "detect"
+    check: Literal["freivalds", "redundancy"] = "freivalds"
 
     def __post_init__(self) -> None:
         timeout = check_real(self.timeout, "timeout", min_value=0.0, strict_min=True)
@@ -134,6 +135,17 @@ class ExecutionOptions:
             raise ValueError(
                 "`verify` must be 'detect', 'correct' or 'off', got "
                 f"verify={self.verify!r}."
+            )
+        if self.check not in ("freivalds", "redundancy"):
+            raise ValueError(
+                "`check` must be 'freivalds' or 'redundancy', got "
+                f"check={self.check!r}."
+            )
+        if self.check == "redundancy" and self.output != "numpy":
+            raise ValueError(
+                "`check='redundancy'` compares the results on the client; use "
+                "output='numpy' (or check='freivalds', which checks "
+                "output='dask' on the workers)."
             )
 
 
@@ -512,15 +524,20 @@ async def start_encoded_async(
     weights = [_column_share(encoded.right(i), B) for i in range(n)]
     layout = None if options.output == "numpy" else product_layout(code, encoded)
     drawn = time.perf_counter()
-    check, verification = piece_check(
-        code,
-        encoded,
-        batches,
-        options.verify,
-        checks=checks,
-        fresh=placed_lefts is None,
-        suspects=suspects,
-    )
+    redundancy = "off"
+    if options.check == "redundancy":
+        redundancy = _redundancy(code, options.verify)
+        check, verification = None, "off" if redundancy == "off" else "redundancy"
+    else:
+        check, verification = piece_check(
+            code,
+            encoded,
+            batches,
+            options.verify,
+            checks=checks,
+            fresh=placed_lefts is None,
+            suspects=suspects,
+        )
     if check is not None and remote_right is not None:  # B is on the cluster
         from coded.runtime.interface import evaluate_remote_async
 
@@ -546,6 +563,7 @@ async def start_encoded_async(
         layout=layout,
         check=check,
         verify=options.verify,
+        redundancy=redundancy,
     )
     return MatmulHandle(
         pending,
@@ -556,6 +574,17 @@ async def start_encoded_async(
         encode_seconds=encode_seconds,
         verification=verification,
     )
+
+
+def _redundancy(code: Code, verify: str) -> str:
+    """Return the decoder's `verify` for ``check="redundancy"`` (named errors)."""
+    if verify != "off" and not code.supports_verify:
+        raise ValueError(
+            f"`check='redundancy'` needs a code that checks its results against "
+            f"each other (MDS, replication, row-MDS), got {type(code).__name__}; "
+            "use check='freivalds'."
+        )
+    return verify
 
 
 def piece_check(

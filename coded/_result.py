@@ -102,8 +102,9 @@ class MatmulResult:
         Workers whose results failed their check and were left out
         (``verify="correct"``; docs/theory/verification.md).
     verification : str
-        How the results were checked: ``"freivalds"``, ``"off"``, or
-        ``"unchecked: <why>"`` where no check applies.
+        How the results were checked: ``"freivalds"``, ``"redundancy"``
+        (``check="redundancy"``), ``"off"``, or ``"unchecked: <why>"`` where no
+        check applies.
     tasks : tuple of TaskRecord
         Every task of the run, in submission order (what :meth:`plot_timeline`
         draws).

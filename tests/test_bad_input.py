@@ -97,6 +97,8 @@ CASES = {
     "n not an int": (lambda: coded_matmul(A, X, n="3"), TypeError, "`n` must be an integer"),
     "timeout <= 0": (_matmul(A, X, timeout=-1), ValueError, "`timeout` must be > 0.0"),
     "unknown output": (_matmul(A, X, output="arrow"), ValueError, "`output` must be 'numpy' or 'dask'"),
+    "unknown check": (_matmul(A, X, check="twice"), ValueError, "`check` must be 'freivalds' or 'redundancy'"),
+    "redundancy on a worker": (_matmul(A, X, check="redundancy", output="dask"), ValueError, "compares the results on the client"),
     "unknown scheme": (_matmul(A, X, scheme="ldpc"), ValueError, "`scheme` must be one of"),
     "code and n disagree": (lambda: coded_matmul(A, X, scheme=CODE, n=4), ValueError, "`n` must equal code.n=3"),
     "client not a Client": (_matmul(A, X, client="tcp://127.0.0.1:1"), TypeError, "`client` must be a distributed.Client"),

@@ -126,6 +126,7 @@ class _Run:
         layout: ProductLayout | None = None,
         check: Callable[[Piece], bool] | None = None,
         verify: str = "detect",
+        redundancy: str = "off",
     ) -> None:
         self.client, self.code, self.encoded = client, code, encoded
         self.layout = layout  # None: decode on the client; else on a worker
@@ -143,9 +144,14 @@ class _Run:
         self.row_weights = list(row_weights)
         self.label = label
         self.data: dict[str, Future] = {}
+        decoder = (
+            code.decoder(encoded)
+            if redundancy == "off"
+            else code.decoder(encoded, verify=redundancy, wrong=1)
+        )
         self.state = RunState(
             code,
-            code.decoder(encoded),
+            decoder,
             addresses,
             batches,
             timeout=timeout,
@@ -601,7 +607,9 @@ def submit_execution(
     `check` and `verify`: ``check(piece) -> bool`` tests every piece before it is
     decoded; one that fails ends the run with `InconsistentResultsError`
     (``verify="detect"``) or drops its worker (``"correct"``, see
-    :class:`~coded.runtime._state.RunState`).
+    :class:`~coded.runtime._state.RunState`). `redundancy` (``"detect"`` or
+    ``"correct"``; default ``"off"``): the decoder instead waits for one (two)
+    results beyond a decodable set and checks them against each other.
     Several products may be in flight at once: each
     :meth:`PendingExecution.result` waits for its own results only (no thread
     per product), with its timeout counted from submission.
@@ -633,6 +641,7 @@ async def submit_execution_async(
     layout: ProductLayout | None = None,
     check: Callable[[Piece], bool] | None = None,
     verify: str = "detect",
+    redundancy: str = "off",
 ) -> PendingExecution:
     """:func:`submit_execution` on the event loop of `client` (any client).
 
@@ -656,6 +665,7 @@ async def submit_execution_async(
         layout=layout,
         check=check,
         verify=verify,
+        redundancy=redundancy,
     )
     try:
         began = time.perf_counter()
@@ -759,6 +769,10 @@ class PendingExecution:
             overlap_seconds=max((o.blocked_seconds for o in outputs), default=0.0),
             condition_number=state.decoder.condition_number,
             units_used=state.decoder.units_used,
-            suspect_workers=tuple(sorted(state.suspects)),
+            suspect_workers=tuple(
+                sorted(
+                    {*state.suspects, *getattr(state.decoder, "suspect_workers", ())}
+                )
+            ),
             tasks=run.records,
         )

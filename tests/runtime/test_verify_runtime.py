@@ -230,6 +230,39 @@ def test_a_repair_margin_repairs_suspects_before_the_next_call(client):
         _check(honest.product, A, -x, None)
 
 
+@pytest.mark.parametrize("field", [None, 65537])
+def test_redundancy_checks_results_against_each_other(client, field):
+    A, x = _operands(field)
+    wrong = Stragglers(corrupt={WRONG: 1e-3}, delays=SLOW)
+    kwargs = {"n": 6, "k": 4, "field": field, "client": client, "check": "redundancy"}
+    honest = coded_matmul(A, x, **kwargs)
+    _check(honest.product, A, x, field)
+    assert honest.verification == "redundancy"
+    assert len(honest.used_workers) == 5  # one result beyond k = 4
+    with pytest.raises(InconsistentResultsError) as info:
+        coded_matmul(A, x, stragglers=wrong, **kwargs)
+    assert WRONG in info.value.suspect_workers
+    with place_operand(A, n=6, k=4, field=field, client=client) as placed:
+        fixed = coded_matmul(
+            placed, x, stragglers=wrong, verify="correct", check="redundancy"
+        )
+    _check(fixed.product, A, x, field)
+    assert fixed.suspect_workers == (WRONG,)
+
+
+def test_redundancy_needs_a_row_code_and_the_client(client):
+    A, x = _operands(None)
+    with pytest.raises(ValueError, match="check='redundancy'` compares"):
+        coded.ExecutionOptions(check="redundancy", output="dask")
+    with pytest.raises(ValueError, match="`check` must be 'freivalds'"):
+        coded.ExecutionOptions(check="twice")
+    with place_operand(A, n=6, k=4, client=client) as placed:
+        with pytest.raises(ValueError, match="needs a code that checks"):
+            coded_matmul(placed.T, A @ x, check="redundancy")
+        off = coded_matmul(placed.T, A @ x, check="redundancy", verify="off")
+        assert off.verification == "off"
+
+
 def _patch_task_function():
     """In one worker process: its batch tasks report a wrong first entry."""
     import dataclasses
