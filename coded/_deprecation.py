@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-__all__ = ["renamed_keyword", "warn_renamed"]
+__all__ = ["data_first", "renamed_keyword", "warn_renamed"]
 
 
 def warn_renamed(old: str, new: str, caller: str, *, stacklevel: int = 3) -> None:
@@ -56,3 +56,22 @@ def renamed_keyword(
         raise TypeError(f"{caller}() got both `{new}` and its old spelling `{old}`.")
     warn_renamed(f"`{old}`", f"`{new}`", caller, stacklevel=4)
     return fields.pop(old)
+
+
+def data_first(
+    data: Any, function: Any, *, old: str, new: str, caller: str
+) -> tuple[Any, Any]:
+    """Return ``(data, function)``, swapping the deprecated function-first order.
+
+    A callable `data` with a non-callable `function` is the old order `old`
+    (data sets are arrays or sequences, never callables): warn, then swap.
+
+    Examples
+    --------
+    >>> data_first([1, 2], len, old="(f, xs)", new="(xs, f)", caller="g")
+    ([1, 2], <built-in function len>)
+    """
+    if callable(data) and not callable(function):
+        warn_renamed(f"the order {old}", new, caller, stacklevel=4)
+        return function, data
+    return data, function

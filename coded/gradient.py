@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from coded._deprecation import renamed_keyword, warn_renamed
+from coded._deprecation import data_first, renamed_keyword
 from coded._dispatch import ExecutionOptions, execution_options
 from coded.codes.interface import GRADIENT_SCHEMES, GradientScheme, WorkerShare
 from theory.rng import as_generator
@@ -616,13 +616,13 @@ def coded_gradient_descent(
     >>> np.round(result.params, 6).tolist()
     [1.0, -2.0, 0.5]
     """
-    if callable(data) and not callable(grad):
-        warn_renamed(
-            "the order (grad, data, x0)",
-            "(data, grad, x0)",
-            "coded_gradient_descent",
-        )
-        data, grad = grad, data
+    data, grad = data_first(
+        data,
+        grad,
+        old="(grad, data, x0)",
+        new="(data, grad, x0)",
+        caller="coded_gradient_descent",
+    )
     with place_gradient_data(
         data,
         grad,
