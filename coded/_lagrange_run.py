@@ -13,7 +13,7 @@ import functools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from coded._dispatch import ExecutionOptions, execution_options
 from coded.codes import Code, Decoder, EncodedOperands, LagrangeCode, Piece
 from coded.errors import DecodingError
 from theory.validation import check_int
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = ["LagrangeResult", "lagrange_map"]
 
@@ -124,7 +127,7 @@ def lagrange_map(
     wrong: int = 0,
     n: int | None = None,
     field: Any = 65537,
-    client: Any = None,
+    client: Client | None = None,
     address: str | None = None,
     options: ExecutionOptions | None = None,
     **option_fields: Any,
