@@ -12,7 +12,6 @@ from coded._api import (
 )
 from coded._dispatch import (
     ExecutionOptions,
-    MatmulHandle,
 )
 from coded._lagrange_run import (
     LagrangeResult,
@@ -61,6 +60,7 @@ from coded.injection import (
 )
 from coded.runtime import (
     LocalCodedCluster,
+    MatmulHandle,
     profile_workers,
 )
 

@@ -25,7 +25,6 @@ import numpy as np
 
 from coded._dispatch import (
     ExecutionOptions,
-    MatmulHandle,
     build_code,
     check_resources,
     given_code,
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from allocation import Allocation
+    from coded.runtime import MatmulHandle
 
 __all__ = ["PlacedOperand", "place_operand"]
 

@@ -135,8 +135,9 @@ class MatmulResult:
     tasks: tuple[TaskRecord, ...] = ()
 
     def __post_init__(self) -> None:
-        stages = MappingProxyType(dict(self.stage_seconds))
-        object.__setattr__(self, "stage_seconds", stages)
+        stages = dict(self.stage_seconds)
+        ordered = {s: stages.pop(s) for s in STAGES if s in stages} | stages
+        object.__setattr__(self, "stage_seconds", MappingProxyType(ordered))
         object.__setattr__(self, "tasks", tuple(self.tasks))
         if isinstance(self.product, np.ndarray):
             product = self.product.view()

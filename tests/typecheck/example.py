@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import assert_type
 
 import numpy as np
+from distributed import Client
 
 import allocation
 import coded
@@ -55,3 +56,9 @@ def descend(X: np.ndarray, y: np.ndarray) -> np.ndarray:
     assert_type(result, GradientDescentResult)
     assert_type(result.records[0], StepRecord)
     return result.params
+
+
+async def matmul_async(A: np.ndarray, x: np.ndarray, client: Client) -> np.ndarray:
+    result = await coded.coded_matmul_async(A, x, k=3, client=client, timeout=5.0)
+    assert_type(result, coded.MatmulResult)
+    return np.asarray(result.product)
