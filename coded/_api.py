@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from coded._dispatch import (
     EMBEDDED_WORKERS,
@@ -44,8 +45,8 @@ __all__ = ["coded_matmul", "coded_matmul_async", "submit_matmul"]
 
 
 def coded_matmul(
-    A: Any,
-    B: Any,
+    A: ArrayLike | PlacedOperand,
+    B: ArrayLike,
     *,
     scheme: Scheme | Code = "mds",
     n: int | None = None,
@@ -362,7 +363,7 @@ def _matmul_dask_array(
 
 def submit_matmul(
     A: PlacedOperand,
-    B: Any,
+    B: ArrayLike,
     *,
     options: ExecutionOptions | None = None,
     **option_fields: Any,

@@ -1,14 +1,18 @@
-"""The frozen record of one coded product (:class:`MatmulResult`)."""
+"""The frozen record of every run (:class:`MatmulResult`): products, gradients, maps."""
 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["STAGES", "MatmulResult", "TaskRecord"]
 
@@ -165,7 +169,9 @@ class MatmulResult:
 
         return summary_html(self)
 
-    def plot_timeline(self, ax: Any = None, *, path: Any = None) -> Any:
+    def plot_timeline(
+        self, ax: Axes | None = None, *, path: str | os.PathLike[str] | None = None
+    ) -> Axes:
         """Draw each worker's tasks over time (a Gantt chart of the record).
 
         Parameters

@@ -24,12 +24,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from coded._deprecation import data_first, renamed_keyword
 from coded._dispatch import ExecutionOptions, execution_options
@@ -178,7 +179,7 @@ class GradientPlacement:
 
     def gradient(
         self,
-        params: Any,
+        params: ArrayLike,
         *,
         options: ExecutionOptions | None = None,
         **option_fields: Any,
@@ -265,8 +266,8 @@ class GradientPlacement:
 
 
 def place_gradient_data(
-    data: Any,
-    grad: Callable[[Any, np.ndarray], Any],
+    data: ArrayLike | Sequence[ArrayLike],
+    grad: Callable[[Any, np.ndarray], ArrayLike],
     *,
     client: Client,
     scheme: str = "coded",
@@ -471,7 +472,7 @@ def _check_optimiser(
 
 def gradient_descent(
     placement: GradientPlacement,
-    x0: Any,
+    x0: ArrayLike,
     *,
     steps: int = 100,
     step_size: float = 0.1,
@@ -568,9 +569,9 @@ def gradient_descent(
 
 
 def coded_gradient_descent(
-    data: Any,
-    grad: Callable[[Any, np.ndarray], Any],
-    x0: Any,
+    data: ArrayLike | Sequence[ArrayLike],
+    grad: Callable[[Any, np.ndarray], ArrayLike],
+    x0: ArrayLike,
     *,
     client: Client,
     scheme: str = "coded",

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from coded._deprecation import renamed_keyword
 from coded._dispatch import ExecutionOptions, execution_options
@@ -129,7 +130,7 @@ def power_method(
     A: PlacedOperand,
     *,
     iterations: int = 50,
-    x0: Any = None,
+    x0: ArrayLike | None = None,
     options: ExecutionOptions | None = None,
     **option_fields: Any,
 ) -> IterativeResult:
@@ -194,11 +195,11 @@ def power_method(
 
 def lstsq_gd(
     A: PlacedOperand,
-    b: Any,
+    b: ArrayLike,
     *,
     steps: int = 50,
     step_size: float | None = None,
-    x0: Any = None,
+    x0: ArrayLike | None = None,
     options: ExecutionOptions | None = None,
     **option_fields: Any,
 ) -> IterativeResult:

@@ -616,7 +616,7 @@ async def submit_execution_async(
 
 
 class MatmulHandle:
-    """A coded product in flight; :meth:`result` gives its :class:`MatmulResult`.
+    """A coded product in flight; `MatmulHandle.result` gives its `MatmulResult`.
 
     Returned by :func:`coded.submit_matmul`. The product's tasks are already on
     the cluster; several handles may be outstanding at once, each waiting only
