@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -34,6 +34,7 @@ from coded._placed import PlacedOperand, matmul_placed, place_operand, start_pla
 from coded._result import MatmulResult
 from coded._twins import same_parameters
 from coded.codes import Code
+from coded.codes.interface import FieldLike
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -52,7 +53,7 @@ def coded_matmul(
     n: int | None = None,
     k: int | None = None,
     r: int | None = None,
-    field: Any = None,
+    field: FieldLike | Literal["exact"] = None,
     allocation: Allocation | None = None,
     client: Client | None = None,
     address: str | None = None,

@@ -20,6 +20,7 @@ import numpy as np
 from coded._deprecation import data_first
 from coded._dispatch import ExecutionOptions, execution_options
 from coded.codes import Code, Decoder, EncodedOperands, LagrangeCode, Piece
+from coded.codes.interface import FieldLike
 from coded.errors import DecodingError
 from theory.validation import check_int
 
@@ -126,7 +127,7 @@ def lagrange_map(
     T: int = 0,
     wrong: int = 0,
     n: int | None = None,
-    field: Any = 65537,
+    field: FieldLike = 65537,
     client: Client | None = None,
     address: str | None = None,
     options: ExecutionOptions | None = None,

@@ -18,6 +18,7 @@ result = coded.coded_matmul(np.eye(3), np.ones(3), k="2")
 result.no_such_field
 coded.lagrange_map([np.eye(2)], lambda X: X @ X, degree=2, client="tcp://x")
 pending = coded.coded_matmul_async(np.eye(3), np.ones(3), n="4")
+code = coded.MDSCode(6, 4, field="65537")
 """
 
 
@@ -61,8 +62,9 @@ def test_mypy_strict_sees_the_public_types(tmp_path):
     )
     errors = [line for line in run.stdout.splitlines() if ": error:" in line]
     assert not [e for e in errors if "example.py" in e], run.stdout
-    assert len(errors) == 4, run.stdout
+    assert len(errors) == 5, run.stdout
     assert 'Argument "k" to "coded_matmul" has incompatible type "str"' in errors[0]
     assert '"MatmulResult" has no attribute "no_such_field"' in errors[1]
     assert 'Argument "client" to "lagrange_map" has incompatible type' in errors[2]
     assert 'Argument "n" to "coded_matmul_async" has incompatible type' in errors[3]
+    assert 'Argument "field" to "MDSCode" has incompatible type "str"' in errors[4]

@@ -29,7 +29,7 @@ import math
 import sys
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import scipy.linalg
@@ -37,6 +37,9 @@ import scipy.linalg
 from coded.codes import _modular
 from coded.errors import IllConditionedWarning
 from theory.validation import check_finite_matrix, check_prime
+
+if TYPE_CHECKING:
+    from galois import FieldArray
 
 __all__ = [
     "DEFAULT_PRIME",
@@ -89,6 +92,10 @@ def galois_field(p: int) -> Any:
     import galois  # heavy: loaded on demand only
 
     return galois.GF(p)
+
+
+# What a code's `field` argument takes: None (the reals), a prime p, or galois.GF(p).
+FieldLike = int | type["FieldArray"] | None
 
 
 def resolve_prime(field: object) -> int | None:

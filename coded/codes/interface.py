@@ -8,7 +8,7 @@ and runs, the real worker product and the real MDS generators. Modules outside
 
 from __future__ import annotations
 
-from coded.codes._fields import encode_product, multiply_real
+from coded.codes._fields import FieldLike, encode_product, multiply_real
 from coded.codes._freivalds import ShareChecks, share_checks
 from coded.codes._generators import real_generator
 from coded.codes._gradient_schemes import GRADIENT_SCHEMES, GradientScheme, WorkerShare
@@ -17,6 +17,7 @@ from coded.codes._units import UnitContext
 
 __all__ = [
     "GRADIENT_SCHEMES",
+    "FieldLike",
     "GradientScheme",
     "ShareChecks",
     "TransposedContext",

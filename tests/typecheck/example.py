@@ -62,3 +62,14 @@ async def matmul_async(A: np.ndarray, x: np.ndarray, client: Client) -> np.ndarr
     result = await coded.coded_matmul_async(A, x, k=3, client=client, timeout=5.0)
     assert_type(result, coded.MatmulResult)
     return np.asarray(result.product)
+
+
+def codes() -> list[coded.Code]:
+    import galois
+
+    return [
+        coded.MDSCode(6, 4),
+        coded.MDSCode(6, 4, field=65_537),
+        coded.PolynomialCode(9, p_a=2, p_b=2, field=galois.GF(65_537)),
+        coded.ReplicationCode(6, 2),
+    ]
