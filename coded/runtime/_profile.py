@@ -15,10 +15,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from distributed import as_completed, wait
+from distributed import Client, as_completed, wait
 
 from coded.codes import RowMDSCode, UncodedCode
 from coded.codes.interface import encode_product, multiply_real, share_checks
@@ -29,6 +29,9 @@ from coded.runtime._executor import execute
 from coded.runtime._worker import _finish_fault, wake_waits
 from theory.rng import RngLike, as_generator
 from theory.validation import check_int, check_real
+
+if TYPE_CHECKING:
+    from allocation import ProfileFit
 
 __all__ = ["profile_workers"]
 
@@ -374,7 +377,7 @@ def _encode_rates() -> tuple[float, float]:
 
 
 def profile_workers(
-    client: Any,
+    client: Client,
     *,
     n: int | None = None,
     loads: Sequence[int] = (1_000, 20_000),
@@ -386,7 +389,7 @@ def profile_workers(
     stragglers: Stragglers | None = None,
     rng: RngLike = None,
     timeout: float = 60.0,
-) -> Any:
+) -> ProfileFit:
     r"""Measure each worker at two or more loads and fit its ``(c_i, a_i, mu_i)``.
 
     Two measurements, neither of which makes one worker wait for another:
