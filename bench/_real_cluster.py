@@ -481,6 +481,10 @@ def targets(report: dict) -> dict:
     out = {}
     for setting, result in report.items():
         if setting == "whole_call":
+            for m, rows in result["sizes"].items():
+                for name, row in rows.items():
+                    label = f"whole call {m} x {WHOLE_CALL_D} {name}"
+                    out[f"{label}: predicted/measured (0.75-1.25)"] = row["ratio"]
             continue
         for name, row in result["rows"].items():
             out[f"{setting}: {name} median measured/predicted median"] = row[
