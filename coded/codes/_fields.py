@@ -87,7 +87,7 @@ def is_field_array(value: object) -> bool:
     return galois is not None and isinstance(value, galois.FieldArray)
 
 
-def galois_field(p: int) -> Any:
+def galois_field(p: int) -> type[FieldArray]:
     """Return the (cached) galois class of GF(p)."""
     import galois  # heavy: loaded on demand only
 
