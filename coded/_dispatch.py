@@ -10,6 +10,7 @@ whose :class:`~coded.MatmulHandle` returns the call's :class:`~coded.MatmulResul
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import sys
 import time
@@ -97,10 +98,12 @@ class ExecutionOptions:
         result raises :class:`~coded.InconsistentResultsError` naming its
         worker, never a product. ``"correct"``: the wrong worker is dropped like
         a lost one and the product decoded from the others (up to the code's
-        tolerance); :attr:`MatmulResult.suspect_workers` names it. Where no
-        check exists (``output="dask"``, a dask.array A, transposed or exact
-        codes, polynomial codes over the reals) ``"detect"`` runs unchecked and
-        says so in :attr:`MatmulResult.verification`; ``"correct"`` raises.
+        tolerance); :attr:`MatmulResult.suspect_workers` names it. With
+        ``output="dask"`` each result is projected on the worker that holds it
+        (only ``r . Y`` travels). Where no check exists (codes whose results
+        are not coded rows times B: ``field="exact"``, gradient codes)
+        ``"detect"`` runs unchecked and says so in
+        :attr:`MatmulResult.verification`; ``"correct"`` raises.
 
     Examples
     --------
@@ -392,13 +395,15 @@ async def start_encoded_async(
     placed_lefts: Any = None,
     remote_right: Any = None,
     checks: Any = None,
+    suspects: dict[int, str] | None = None,
 ) -> MatmulHandle:
     """Submit encoded operands on `addresses`; return the product's handle.
 
     `remote_right`: a future of the shared right operand, encoded on the
     cluster (``encoded`` then holds a stand-in of it). `checks`: the
     placement's :class:`~coded.codes.interface.ShareChecks` (fresh calls draw
-    their own from ``encoded.lefts``).
+    their own from ``encoded.lefts``). `suspects`: where a placement records
+    the workers whose pieces fail their checks (across its calls).
     """
     from coded.runtime import BackupPolicy
     from coded.runtime.interface import submit_execution_async
@@ -414,10 +419,17 @@ async def start_encoded_async(
         encoded,
         batches,
         options.verify,
-        layout=layout,
         checks=checks,
         fresh=placed_lefts is None,
+        suspects=suspects,
     )
+    if check is not None and remote_right is not None:  # B is on the cluster
+        from coded.runtime.interface import evaluate_remote_async
+
+        expected = await evaluate_remote_async(
+            client, check.checks.expected, remote_right
+        )
+        check = dataclasses.replace(check, expected=expected)
     encode_seconds += time.perf_counter() - drawn  # a fresh call's checks
     if remote_right is not None:
         encoded = dataclasses.replace(encoded, shared_right=remote_right)
@@ -449,27 +461,35 @@ def piece_check(
     batches: Any,
     verify: str,
     *,
-    layout: Any = None,
     checks: Any = None,
     fresh: bool = True,
+    suspects: dict[int, str] | None = None,
 ) -> tuple[Any, str]:
     """Return the check of every piece a call decodes, and the record's word on it.
 
     Returns ``(check, verification)``: ``check(piece) -> bool`` (None when
-    nothing is checked) and ``"freivalds"``, ``"off"`` or ``"unchecked: why"``.
-    A fresh call (`fresh`) draws its secret vectors from ``encoded.lefts``; a
-    placed one uses its placement's `checks` (None: A was encoded on the
-    cluster), and a piece of a batch they do not cover (a share rebuilt by a
-    repair over the reals) passes unchecked.
+    nothing is checked; ``check.projector`` projects a piece where it lives,
+    for products decoded on a worker) and ``"freivalds"``, ``"off"`` or
+    ``"unchecked: why"``. A fresh call (`fresh`) draws its secret vectors from
+    ``encoded.lefts``; a placed one uses its placement's `checks`, and a piece
+    of a batch they do not cover passes unchecked. A piece that fails is
+    recorded in `suspects` (a placement's memory), if given.
 
     Raises
     ------
     ValueError
         ``verify="correct"`` where no check exists.
     """
+    from coded.codes.interface import TransposedContext, UnitContext
+
     if verify == "off":
         return None, "off"
-    why = _unchecked_because(code, encoded, layout, checks, fresh)
+    context = encoded.context
+    why = ""
+    if not isinstance(context, UnitContext | TransposedContext):
+        why = f"{type(code).__name__}'s results are not coded rows times B"
+    elif checks is None and not fresh:
+        why = "the placement holds no checks"
     if why:
         if verify == "correct":
             raise ValueError(
@@ -477,18 +497,57 @@ def piece_check(
                 "use verify='detect' (which then runs unchecked) or 'off'."
             )
         return None, f"unchecked: {why}"
-    from coded.codes.interface import share_checks
-
     if checks is None:  # fresh secret vectors (OS entropy, never the call's rng)
-        checks = share_checks(encoded.lefts, batches, prime_of(code), rng=None)
-    noise = encoded.context.noise
+        checks = _fresh_checks(code, encoded, batches)
+    noise = context.noise if isinstance(context, UnitContext) else None
+    return _FreivaldsCheck(checks, encoded, noise, suspects), "freivalds"
 
-    def check(piece: Any) -> bool:
-        if not checks.covers(piece.worker, piece.start, piece.stop):
+
+def _fresh_checks(code: Code, encoded: Any, batches: Any) -> Any:
+    """Draw the secret projections of a fresh call's shares."""
+    from coded.codes.interface import (
+        TransposedContext,
+        share_checks,
+        transposed_checks,
+    )
+
+    context = encoded.context
+    if isinstance(context, TransposedContext):
+        return transposed_checks(encoded.lefts, context.forward.rows, prime_of(code))
+    return share_checks(encoded.lefts, batches, prime_of(code), rng=None)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _FreivaldsCheck:
+    """``check(piece)``: a piece's Freivalds check (see :func:`piece_check`)."""
+
+    checks: Any
+    encoded: Any
+    noise: Any
+    suspects: dict[int, str] | None = None  # filled with the workers that fail
+    expected: Any = None  # per batch: c . B, for a B held by the cluster
+
+    def __call__(self, piece: Any) -> bool:
+        batch = (piece.worker, piece.start, piece.stop)
+        if not self.checks.covers(*batch):
             return True
-        return checks.passes(piece, encoded.right(piece.worker), noise)
+        right = self.encoded.right(piece.worker)
+        if self.expected is not None:
+            right = self.expected[batch]
+        passed = self.checks.passes(piece, right, self.noise)
+        if not passed and self.suspects is not None:
+            why = f"its result for rows {piece.start}..{piece.stop} failed its check"
+            self.suspects[piece.worker] = why
+        return passed
 
-    return check, "freivalds"
+    def projector(self, worker: int, start: int, stop: int) -> Any:
+        """Return ``value -> Projected`` for a piece (None: it is not checked)."""
+        from coded.codes.interface import project_piece
+
+        if not self.checks.covers(worker, start, stop):
+            return None
+        r = self.checks.vector(worker, start, stop)
+        return functools.partial(project_piece, r=r, p=self.checks.p)
 
 
 def prime_of(code: Code) -> int | None:
@@ -497,23 +556,6 @@ def prime_of(code: Code) -> int | None:
     if p is None and code.field is not None:
         p = int(code.field.characteristic)
     return p
-
-
-def _unchecked_because(
-    code: Code, encoded: Any, layout: Any, checks: Any, fresh: bool
-) -> str:
-    """Why no Freivalds check applies to a call ('' when one does)."""
-    from coded.codes.interface import UnitContext
-
-    if layout is not None:
-        return "the product is decoded on a worker (output='dask')"
-    if not isinstance(encoded.context, UnitContext):
-        return f"{type(code).__name__}'s results are not coded rows times B"
-    if prime_of(code) is None and encoded.context.noise is None:
-        return f"{type(code).__name__} has no rounding bound over the reals"
-    if checks is None and not fresh:
-        return "A's shares were encoded on the cluster"
-    return ""
 
 
 def product_layout(code: Code, encoded: Any) -> Any:

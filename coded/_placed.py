@@ -98,7 +98,11 @@ class PlacedOperand:
     is_transposed: bool = False
     repair_margin: int | None = None
     _moved: dict[int, str] = field(default_factory=dict)  # shared by both views
-    _checks: Any = None  # the client's secret Freivalds projections (numpy A)
+    _on_cluster: bool = False  # A was a dask.array: its shares exist only there
+    _suspects: dict[int, str] = field(default_factory=dict)  # shared by both views
+    # the client's secret Freivalds projections, per view (is_transposed):
+    # drawn once, A @ B's at placement and A.T @ y's at its first call
+    _checks: dict[bool, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         stages = MappingProxyType(dict(self.stage_seconds))
@@ -179,14 +183,25 @@ class PlacedOperand:
         lost = self.n - len(self.live)
         return int(self.code.n) - int(self.code.recovery_threshold) - lost
 
-    def repair(self, *, timeout: float = 60.0) -> tuple[int, ...]:
-        """Rebuild the lost shares on live workers from surviving ones.
+    @property
+    def suspects(self) -> Mapping[int, str]:
+        """Code workers whose results failed a check in a call, and why.
 
-        Erasure-code repair on the cluster: each lost share is recomputed by a
-        task from any decodable set of surviving shares (A is not needed), on a
-        worker holding no share of this placement (a replacement worker) if there
-        is one, else on the live holder with the fewest shares. Both views
-        (``placed`` and ``placed.T``) see the repair.
+        Remembered across calls (of both views) until :meth:`repair` rebuilds
+        their shares elsewhere.
+        """
+        return MappingProxyType(self._suspects)
+
+    def repair(self, *, timeout: float = 60.0) -> tuple[int, ...]:
+        """Rebuild the lost and the suspect shares from the others.
+
+        Erasure-code repair on the cluster: each lost share, and each share of
+        a worker in :attr:`suspects`, is recomputed by a task from any decodable
+        set of surviving honest shares (A is not needed), on a worker holding no
+        share of this placement (a replacement worker) if there is one, else on
+        the live holder with the fewest shares (never the suspect's). Both views
+        (``placed`` and ``placed.T``) see the repair; the rebuilt shares get new
+        secret projections, computed where they now live.
 
         Parameters
         ----------
@@ -196,7 +211,7 @@ class PlacedOperand:
         Returns
         -------
         tuple of int
-            The code workers repaired (empty if nothing was lost).
+            The code workers repaired (empty if nothing was lost or suspect).
 
         Raises
         ------
@@ -215,13 +230,24 @@ class PlacedOperand:
             self.locations,
             key_prefix=f"coded-{self.placement_id}-left",
             timeout=check_real(timeout, "timeout", min_value=0, strict_min=True),
+            suspects=self._suspects,
         )
         for i, future in futures.items():
             stale, self._futures[i] = self._futures[i], future
             self._moved[i] = targets[i]
+            self._suspects.pop(i, None)
             if stale is not None:
                 stale.release()
+        for view, checks in self._checks.items() if futures else ():
+            renewed = _draw_checks(self._view(view), workers=sorted(futures))
+            self._checks[view] = checks.updated(renewed)
         return tuple(sorted(futures))
+
+    def _view(self, transposed: bool) -> PlacedOperand:
+        """Return the placement seen as A (False) or as A.T (True)."""
+        if transposed == self.is_transposed:
+            return self
+        return dataclasses.replace(self, is_transposed=transposed)
 
     @property
     def is_released(self) -> bool:
@@ -348,11 +374,6 @@ def place_operand(
     encoded, futures, stage_seconds = placed
     if batches is None:
         batches = whole_batches(encoded.lefts)
-    checks = None
-    if not lazy:  # the shares are here: draw their secret projections once
-        from coded.codes.interface import share_checks
-
-        checks = share_checks(encoded.lefts, batches, prime_of(code), rng=None)
     placement = PlacedOperand(
         code=code,
         encoded=encoded,
@@ -364,7 +385,7 @@ def place_operand(
         stage_seconds=stage_seconds,
         _futures=futures,
         repair_margin=repair_margin,
-        _checks=checks,
+        _on_cluster=lazy,
     )
     if not code.is_decodable(placement.live):  # workers died while shipping
         lost = {
@@ -380,13 +401,57 @@ def place_operand(
             tolerance=int(code.n) - int(code.recovery_threshold),
         )
     _heal(placement)
+    _placement_checks(placement)
     return placement
 
 
+def _draw_checks(placement: PlacedOperand, workers: Any = None) -> Any:
+    """Draw the secret projections of the view's batches (of `workers`: all).
+
+    Shares the client holds (A in memory, never repaired) are projected here;
+    others (a dask.array A, rebuilt shares) where they live: only the secret
+    vectors travel there.
+    """
+    from coded.codes.interface import (
+        ShareChecks,
+        draw_vectors,
+        share_checks,
+        transposed_checks,
+    )
+    from coded.runtime.interface import project_shares
+
+    code, encoded = placement.code, placement.encoded
+    p, rows = prime_of(code), encoded.context.rows
+    transposed = placement.is_transposed
+    if workers is None and not placement._on_cluster:
+        if transposed:
+            return transposed_checks(encoded.lefts, rows, p, rng=None)
+        return share_checks(encoded.lefts, placement.batches, p, rng=None)
+    d = int(np.shape(encoded.lefts[0])[1])
+    batches = {
+        i: [(0, int(np.shape(encoded.lefts[i])[0]))] if transposed else ranges
+        for i, ranges in enumerate(placement.batches)
+        if (workers is None or i in workers) and placement.futures[i] is not None
+    }
+    keys = [(i, start, stop) for i, ranges in batches.items() for start, stop in ranges]
+    lengths = [
+        (stop - start) // rows * d if transposed else stop - start
+        for _, start, stop in keys
+    ]
+    jobs = [
+        (placement.futures[i], start, stop, r)
+        for (i, start, stop), r in zip(keys, draw_vectors(lengths, p), strict=True)
+    ]
+    projected = project_shares(
+        placement.client, jobs, p, unit_rows=rows if transposed else None
+    )
+    return ShareChecks(p=p, projections=dict(zip(keys, projected, strict=True)))
+
+
 def _heal(placement: PlacedOperand) -> None:
-    """Repair `placement` if its tolerance left is below its repair margin."""
+    """Repair `placement` below its repair margin, or when a worker is suspect."""
     margin = placement.repair_margin
-    if margin is not None and placement.tolerance_left < margin:
+    if margin is not None and (placement.tolerance_left < margin or placement.suspects):
         placement.repair()
 
 
@@ -513,16 +578,13 @@ def start_placed(
         options=options,
         placed_lefts=A.futures,
         remote_right=remote_right,
-        checks=_placement_checks(A, code),
+        checks=_placement_checks(A),
+        suspects=A._suspects,
     )
 
 
-def _placement_checks(A: PlacedOperand, code: Code) -> Any:
-    """Return the placement's Freivalds checks, less the shares a repair rebuilt.
-
-    A share rebuilt over the reals differs from the original by rounding, so
-    its projection no longer applies; over GF(p) the rebuilt share is exact.
-    """
-    if A._checks is None or code.field is not None or not A._moved:
-        return A._checks
-    return A._checks.without(A._moved)
+def _placement_checks(A: PlacedOperand) -> Any:
+    """Return the view's Freivalds checks, drawn at its first use."""
+    if A.is_transposed not in A._checks:
+        A._checks[A.is_transposed] = _draw_checks(A)
+    return A._checks[A.is_transposed]

@@ -15,12 +15,22 @@ random signs and the test allows for rounding **[derived]**
 ``|r . eta| <= sqrt(2 ln(2 / delta)) ||eta||_2 <= z sqrt(rows) eta_j`` except with
 probability ``delta`` (Hoeffding; ``z = 7.4`` for ``delta = 1e-12``); the client's
 own dot products add ``gamma_rows |r| . |Y_j| + gamma_d (|c| + s) . |B_j|`` with
-``s = |W|^T |r|`` (Higham, Thm. 3.5).
+``s = |W|^T |r|`` (Higham, Thm. 3.5). Without the code's bound (``noise`` None:
+shares encoded on the cluster, ``A.T @ y``) the worker's rounding enters
+deterministically instead, ``gamma_d(u_w) s . |B_j|`` in the workers' unit roundoff
+``u_w``, and the client's ``c`` adds ``gamma_rows s . |B_j|``.
+
+``A.T @ y`` on the same shares (``coded.codes.TransposedCode``) is checked from the
+other side: worker i returns ``Y_i^T Yb`` for its share ``Y_i`` and y's blocks
+``Yb``, so ``r`` has ``d`` entries (per unit) and ``c = Y_i r``
+(:func:`transposed_checks`).
+A piece may be projected where it lives (:func:`project_piece`, for products
+decoded on a worker): only ``r . Y`` and ``|Y|``'s column sums travel.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +38,20 @@ import numpy as np
 
 from coded.codes import _fields as fields
 from coded.codes._base import Piece
+from coded.codes._transpose import transposed_units
 from theory.rng import RngLike, as_generator
 
-__all__ = ["FALSE_ALARM", "ShareChecks", "share_checks"]
+__all__ = [
+    "FALSE_ALARM",
+    "Expected",
+    "Projected",
+    "ShareChecks",
+    "draw_vectors",
+    "project_piece",
+    "project_share",
+    "share_checks",
+    "transposed_checks",
+]
 
 FALSE_ALARM = 1e-12
 """Probability that an honest real piece fails its check (Hoeffding's bound)."""
@@ -38,8 +59,8 @@ _Z = float(np.sqrt(2 * np.log(2 / FALSE_ALARM)))
 _U = np.finfo(np.float64).eps / 2
 
 
-def _gamma(terms: int) -> float:
-    return terms * _U / (1 - terms * _U)
+def _gamma(terms: int, u: float = _U) -> float:
+    return terms * u / (1 - terms * u)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -47,6 +68,84 @@ class _Projection:
     r: np.ndarray  # (rows,): +-1, or residues over GF(p)
     c: np.ndarray  # (d,): W^T r
     s: np.ndarray  # (d,): |W|^T |r| (reals; empty over GF(p))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Projected:
+    """A piece ``Y`` seen through its secret vector: what its check reads.
+
+    Attributes
+    ----------
+    ry : numpy.ndarray, shape (c,)
+        ``r . Y_j`` per column (residues over GF(p)).
+    size : numpy.ndarray, shape (c,)
+        ``|Y_j|_1`` per column (reals; empty over GF(p)).
+    u : float
+        Unit roundoff of ``Y``'s dtype (the worker's arithmetic).
+    finite : bool
+        Whether every entry of ``Y`` is finite.
+    """
+
+    ry: np.ndarray
+    size: np.ndarray
+    u: float
+    finite: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Expected:
+    """What a check compares a piece with: its projection ``c`` times B.
+
+    Attributes
+    ----------
+    cb : numpy.ndarray, shape (c,)
+        ``c . B_j`` (residues over GF(p)).
+    cb_abs, sb_abs : numpy.ndarray, shape (c,)
+        ``|c| . |B_j|`` and ``s . |B_j|`` (reals; empty over GF(p)).
+    d : int
+        Rows of B.
+    """
+
+    cb: np.ndarray
+    cb_abs: np.ndarray
+    sb_abs: np.ndarray
+    d: int
+
+
+def _expect(projection: _Projection, right: Any, p: int | None) -> Expected:
+    B = np.asarray(right).reshape(np.shape(right)[0], -1)
+    if p is not None:
+        cb = fields.matmul(projection.c[None, :], B, p)[0]
+        return Expected(cb=cb, cb_abs=np.empty(0), sb_abs=np.empty(0), d=B.shape[0])
+    B = B.astype(np.float64)
+    size = np.abs(B)
+    return Expected(
+        cb=projection.c @ B,
+        cb_abs=np.abs(projection.c) @ size,
+        sb_abs=projection.s @ size,
+        d=B.shape[0],
+    )
+
+
+def project_piece(value: Any, r: np.ndarray, p: int | None) -> Projected:
+    """Return :class:`Projected` of a piece's rows `value` (may run on a worker).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> project_piece(np.array([[1, 2], [3, 4]]), np.array([1, 2]), 5).ry.tolist()
+    [2, 0]
+    """
+    value = np.asarray(value)
+    Y = value.reshape(value.shape[0], -1)
+    if p is not None:
+        ry = fields.matmul(r[None, :], np.mod(Y, p), p)[0]
+        return Projected(ry=ry, size=np.empty(0), u=0.0, finite=True)
+    if Y.dtype.kind == "f" and not np.all(np.isfinite(Y)):
+        return Projected(ry=np.empty(0), size=np.empty(0), u=0.0, finite=False)
+    u = float(np.finfo(Y.dtype).eps / 2) if Y.dtype.kind == "f" else _U
+    Y = Y.astype(np.float64)
+    return Projected(ry=r @ Y, size=np.abs(Y).sum(axis=0), u=max(u, _U), finite=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -66,11 +165,19 @@ class ShareChecks:
         """Whether the batch ``[start, stop)`` of `worker` has a projection."""
         return (worker, start, stop) in self.projections
 
-    def without(self, workers: Iterable[int]) -> ShareChecks:
-        """Return the same checks, none for `workers` (shares that were rebuilt)."""
-        dropped = set(workers)
-        kept = {k: v for k, v in self.projections.items() if k[0] not in dropped}
-        return ShareChecks(p=self.p, projections=kept)
+    def updated(self, other: ShareChecks) -> ShareChecks:
+        """Return these checks with `other`'s workers' projections replacing theirs.
+
+        For shares rebuilt by a repair (over the reals a rebuilt share differs
+        from the original by rounding, so its old projection no longer applies).
+        """
+        renewed = {worker for worker, _, _ in other.projections}
+        kept = {k: v for k, v in self.projections.items() if k[0] not in renewed}
+        return ShareChecks(p=self.p, projections={**kept, **other.projections})
+
+    def vector(self, worker: int, start: int, stop: int) -> np.ndarray:
+        """Return the secret vector ``r`` of a batch (to project its piece remotely)."""
+        return self.projections[(worker, start, stop)].r
 
     def passes(self, piece: Piece, right: Any, noise: Sequence[float] | None) -> bool:
         """Whether `piece` is ``W @ right`` for its batch ``W`` (see module doc).
@@ -78,37 +185,53 @@ class ShareChecks:
         Parameters
         ----------
         piece : Piece
-            A worker's claimed rows ``[start, stop)`` of its product.
-        right : array, shape (d,) or (d, c)
-            The right operand the worker multiplied (residues over GF(p)).
+            A worker's claimed rows ``[start, stop)`` of its product; its value
+            may be already :class:`Projected` (on the worker that holds it).
+        right : array, shape (d,) or (d, c), or Expected
+            The right operand the worker multiplied (residues over GF(p)), or
+            its batch's entry of :meth:`expected`.
         noise : sequence of float or None
-            Over the reals: bound on one entry's rounding error, per column.
+            Over the reals: bound on one entry's rounding error, per column
+            (None: the worker's rounding enters deterministically).
 
         Returns
         -------
         bool
         """
         projection = self.projections[(piece.worker, piece.start, piece.stop)]
-        value = np.asarray(piece.value)
-        Y = value.reshape(value.shape[0], -1)
-        if Y.dtype.kind == "f" and not np.all(np.isfinite(Y)):
+        seen = piece.value
+        if not isinstance(seen, Projected):
+            seen = project_piece(seen, projection.r, self.p)
+        if not seen.finite:
             return True  # the decoder refuses it, naming the worker (overflow)
-        B = np.asarray(right).reshape(np.shape(right)[0], -1)
+        if not isinstance(right, Expected):
+            right = _expect(projection, right, self.p)
         if self.p is not None:
-            left = fields.matmul(projection.r[None, :], np.mod(Y, self.p), self.p)
-            return bool(
-                np.array_equal(left, fields.matmul(projection.c[None, :], B, self.p))
-            )
-        Y, B = Y.astype(np.float64), B.astype(np.float64)
-        gap = np.abs(projection.r @ Y - projection.c @ B)
-        eta = np.zeros(Y.shape[1]) if noise is None else np.asarray(noise)
-        rows, d = Y.shape[0], B.shape[0]
+            return bool(np.array_equal(seen.ry, right.cb))
+        gap = np.abs(seen.ry - right.cb)
+        rows, d = projection.r.size, right.d
+        if noise is None:  # the worker's rounding, and that of c, bounded by s
+            worker = (_gamma(d, seen.u) + _gamma(rows)) * right.sb_abs
+        else:
+            worker = _Z * np.sqrt(rows) * np.asarray(noise)
         tolerance = (
-            _Z * np.sqrt(rows) * eta
-            + _gamma(rows) * (np.abs(Y).sum(axis=0))
-            + _gamma(d) * ((np.abs(projection.c) + projection.s) @ np.abs(B))
+            worker
+            + _gamma(rows) * seen.size
+            + _gamma(d) * (right.cb_abs + right.sb_abs)
         )
         return bool(np.all(gap <= tolerance))
+
+    def expected(self, right: Any) -> dict[tuple[int, int, int], Expected]:
+        """Return every batch's :class:`Expected` for a shared right operand.
+
+        For a right operand the client does not hold (a dask.array B encoded on
+        the cluster): this runs where it lives, and :meth:`passes` takes the
+        batch's entry as its `right`.
+        """
+        return {
+            key: _expect(projection, right, self.p)
+            for key, projection in self.projections.items()
+        }
 
 
 def share_checks(
@@ -142,16 +265,82 @@ def share_checks(
             continue
         for start, stop in ranges:
             W = np.asarray(left[start:stop])
-            projections[(worker, start, stop)] = _project(W, p, generator)
+            r = draw_vectors([W.shape[0]], p, generator)[0]
+            projections[(worker, start, stop)] = project_share(W, r, p)
     return ShareChecks(p=p, projections=projections)
 
 
-def _project(W: np.ndarray, p: int | None, generator: np.random.Generator):
-    rows = W.shape[0]
+def transposed_checks(
+    lefts: Sequence[Any], rows: int, p: int | None, *, rng: RngLike = None
+) -> ShareChecks:
+    r"""Draw the projections that check ``A.T @ y`` on the same shares.
+
+    Worker i returns ``L_i Yb``, ``L_i`` its units ``Y_u^T`` stacked; its check
+    is keyed by its whole batch ``(i, 0, len(left_i))``, as the transposed code
+    runs it.
+
+    Parameters
+    ----------
+    lefts : sequence of array, length n
+        The workers' coded rows (units of `rows` rows each).
+    rows : int
+        Rows of one unit.
+    p : int or None
+        The field's prime, or None over the reals.
+    rng : None, int or numpy.random.Generator
+        Source of the secret vectors.
+
+    Returns
+    -------
+    ShareChecks
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coded.codes._base import Piece
+    >>> Y = np.arange(6).reshape(3, 2) % 7
+    >>> checks = transposed_checks([Y], 3, 7, rng=0)
+    >>> yb = np.array([[1], [2], [3]])
+    >>> right = Piece(worker=0, start=0, stop=3, value=(Y.T @ yb) % 7)
+    >>> wrong = Piece(worker=0, start=0, stop=3, value=(Y.T @ yb + 1) % 7)
+    >>> checks.passes(right, yb, None), checks.passes(wrong, yb, None)
+    (True, False)
+    """
+    generator = as_generator(rng)
+    projections = {}
+    for worker, left in enumerate(lefts):
+        if left is None:
+            continue
+        height = int(np.shape(left)[0])
+        r = draw_vectors([height // rows * np.shape(left)[1]], p, generator)[0]
+        projections[(worker, 0, height)] = project_share(left, r, p, unit_rows=rows)
+    return ShareChecks(p=p, projections=projections)
+
+
+def draw_vectors(
+    lengths: Sequence[int], p: int | None, rng: RngLike = None
+) -> list[np.ndarray]:
+    """Draw secret vectors: uniform nonzero residues over GF(p), else random signs."""
+    generator = as_generator(rng)
     if p is not None:
-        r = generator.integers(1, p, size=rows, dtype=np.int64)
-        c = fields.matmul(r[None, :], W, p)[0]
+        return [generator.integers(1, p, size=n, dtype=np.int64) for n in lengths]
+    return [generator.choice(np.array([-1.0, 1.0]), size=n) for n in lengths]
+
+
+def project_share(
+    W: Any, r: np.ndarray, p: int | None, *, unit_rows: int | None = None
+) -> _Projection:
+    """Return the projection ``c = W^T r`` of rows `W` (may run on a worker).
+
+    `unit_rows`: project for ``A.T @ y`` instead: ``W`` is the share's units of
+    that many rows, transposed and stacked.
+    """
+    W = np.asarray(W)
+    if unit_rows is not None:
+        units = transposed_units(W, unit_rows)
+        W = units[0] if len(units) == 1 else np.concatenate(units)
+    if p is not None:
+        c = fields.matmul(r[None, :], np.mod(W, p), p)[0]
         return _Projection(r=r, c=c, s=np.empty(0))
-    r = generator.choice(np.array([-1.0, 1.0]), size=rows)
     W = W.astype(np.float64, copy=False)
     return _Projection(r=r, c=r @ W, s=np.abs(W).sum(axis=0))

@@ -36,7 +36,12 @@ from coded.codes._units import UnitContext, UnitDecoder
 if TYPE_CHECKING:
     from galois import FieldArray
 
-__all__ = ["TransposedCode", "TransposedContext", "multiply_transposed"]
+__all__ = [
+    "TransposedCode",
+    "TransposedContext",
+    "multiply_transposed",
+    "transposed_units",
+]
 
 
 def multiply_transposed(left: Any, right: Any, p: int | None = None) -> np.ndarray:
@@ -57,13 +62,17 @@ def multiply_transposed(left: Any, right: Any, p: int | None = None) -> np.ndarr
     numpy.ndarray, shape (u d, K c)
         The products of the units, stacked.
     """
-    rows = right.shape[0]
-    units = [left[u : u + rows].T for u in range(0, left.shape[0], rows)]
+    units = transposed_units(left, right.shape[0])
     products = [
         np.matmul(unit, right) if p is None else fields.matmul(unit, right, p)
         for unit in units
     ]
     return products[0] if len(products) == 1 else np.concatenate(products)
+
+
+def transposed_units(left: Any, rows: int) -> list[Any]:
+    """Return a share's units ``Y_u^T`` (``d x rows`` each): its ``A.T`` factors."""
+    return [left[u : u + rows].T for u in range(0, left.shape[0], rows)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

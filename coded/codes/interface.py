@@ -9,7 +9,14 @@ and runs, the real worker product and the real MDS generators. Modules outside
 from __future__ import annotations
 
 from coded.codes._fields import FieldLike, encode_product, multiply_real
-from coded.codes._freivalds import ShareChecks, share_checks
+from coded.codes._freivalds import (
+    ShareChecks,
+    draw_vectors,
+    project_piece,
+    project_share,
+    share_checks,
+    transposed_checks,
+)
 from coded.codes._generators import real_generator
 from coded.codes._gradient_schemes import GRADIENT_SCHEMES, GradientScheme, WorkerShare
 from coded.codes._transpose import TransposedContext
@@ -23,8 +30,12 @@ __all__ = [
     "TransposedContext",
     "UnitContext",
     "WorkerShare",
+    "draw_vectors",
     "encode_product",
     "multiply_real",
+    "project_piece",
+    "project_share",
     "real_generator",
     "share_checks",
+    "transposed_checks",
 ]

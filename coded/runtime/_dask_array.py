@@ -24,9 +24,9 @@ import numpy as np
 from distributed import Client, Future, futures_of, wait
 
 from coded.codes import BlockCode, EncodedOperands
-from coded.codes.interface import UnitContext
+from coded.codes.interface import UnitContext, project_share
 
-__all__ = ["check_dask_matrix", "encode_share", "place_dask_rows"]
+__all__ = ["check_dask_matrix", "encode_share", "place_dask_rows", "project_shares"]
 
 
 def check_dask_matrix(A: Any, name: str = "A") -> tuple[int, int]:
@@ -232,3 +232,57 @@ def place_dask_rows(
         context=context,
     )
     return encoded, futures
+
+
+def _project_rows(
+    share: np.ndarray,
+    start: int,
+    stop: int,
+    r: np.ndarray,
+    p: int | None,
+    unit_rows: int | None,
+) -> Any:
+    """Worker side: the projection of rows ``[start, stop)`` of a share."""
+    return project_share(share[start:stop], r, p, unit_rows=unit_rows)
+
+
+def project_shares(
+    client: Client,
+    jobs: Sequence[tuple[Future, int, int, np.ndarray]],
+    p: int | None,
+    *,
+    unit_rows: int | None = None,
+) -> list[Any]:
+    """Project placed shares where they live: ``c = W^T r`` for each secret `r`.
+
+    The Freivalds checks of shares the client does not hold (a dask.array A,
+    shares rebuilt by a repair): only `r` goes to the share's worker and only
+    ``c`` and ``|W|^T |r|`` come back (``coded.codes.interface.project_share``;
+    `unit_rows`: for ``A.T @ y``).
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The placement's client.
+    jobs : sequence of (Future, int, int, numpy.ndarray)
+        A share, the rows ``[start, stop)`` of one of its batches, and the
+        batch's secret vector.
+    p : int or None
+        The field's prime, or None over the reals.
+    unit_rows : int, optional
+        Rows of one unit, to project for ``A.T @ y``.
+
+    Returns
+    -------
+    list
+        The projection of each job, in order.
+    """
+    futures = [
+        client.submit(_project_rows, share, start, stop, r, p, unit_rows, pure=False)
+        for share, start, stop, r in jobs
+    ]
+    try:
+        return client.gather(futures)
+    finally:
+        for future in futures:
+            future.release()

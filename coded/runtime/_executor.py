@@ -22,6 +22,7 @@ state's events and carries out its actions, blocking or on an event loop.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
@@ -61,7 +62,7 @@ from coded.runtime._state import (
     Tick,
     WorkersLost,
 )
-from coded.runtime._worker import TaskOutput, run_batch, wake_waits
+from coded.runtime._worker import TaskOutput, project_output, run_batch, wake_waits
 
 __all__ = [
     "BackupPolicy",
@@ -106,6 +107,10 @@ class _Run:
     ) -> None:
         self.client, self.code, self.encoded = client, code, encoded
         self.layout = layout  # None: decode on the client; else on a worker
+        # a product decoded on a worker is checked through projections made
+        # where its pieces live: Dask key of a projection -> its piece's future
+        self.projector = None if layout is None or check is None else check.projector
+        self.held: dict[str, Future] = {}
         self.placed_lefts = None if placed_lefts is None else list(placed_lefts)
         self.lefts: list[Future | None] = []
         self.lost: dict[int, str] = {}  # placement: code worker -> why
@@ -229,8 +234,16 @@ class _Run:
     def _task_key(self, task: BatchTask, suffix: str = "") -> str:
         return self._key("share", task.worker, f"b{task.batch}") + suffix
 
-    def _track(self, task: BatchTask, future: Future) -> None:
-        """Record `future` as the next copy of `task` (and wait for it)."""
+    def _track(
+        self, task: BatchTask, future: Future, check: Future | None = None
+    ) -> None:
+        """Record `future` as the next copy of `task` (and wait for it).
+
+        With a `check` (the projection of a piece that stays on its worker),
+        the copy is that future, and `future` is held for the decode.
+        """
+        if check is not None:
+            self.held[check.key], future = future, check
         copies = self.copies.setdefault(task.key, [])
         self.copy_of[future.key] = (task.key, len(copies))
         copies.append(future)
@@ -268,24 +281,38 @@ class _Run:
             dependencies[key] = set() if before is None else {before}
             keys.append(key)
             previous[task.worker] = key
+            if self.projector is not None:
+                spec = (project_output, key, self._projector(task))
+                layers[f"{key}-check"] = MaterializedLayer(
+                    {f"{key}-check": spec}, annotations=layers[key].annotations
+                )
+                dependencies[f"{key}-check"] = {key}
         graph = HighLevelGraph(layers, dependencies)
-        futures = self.client.get(graph, keys, sync=False)
-        for task, future in zip(tasks, futures, strict=True):
-            self._track(task, future)
+        checks = [f"{key}-check" for key in keys] if self.projector else []
+        futures = self.client.get(graph, keys + checks, sync=False)
+        outputs, projections = futures[: len(keys)], futures[len(keys) :]
+        for task, output, check in itertools.zip_longest(tasks, outputs, projections):
+            self._track(task, output, check)
 
     def _backup(self, task: BatchTask, host: int) -> None:
         """Submit one more copy of `task` on `host` (a speculative backup)."""
         args, kwargs = self._batch_arguments(task, host)
+        pinned = {"workers": [self.addresses[host]], "allow_other_workers": False}
+        key = self._task_key(task, "-backup")
         future = self.client.submit(
-            run_batch,
-            *args,
-            **kwargs,
-            key=self._task_key(task, "-backup"),
-            workers=[self.addresses[host]],
-            allow_other_workers=False,
-            retries=0,
+            run_batch, *args, **kwargs, key=key, retries=0, **pinned
         )
-        self._track(task, future)
+        if self.projector is None:
+            self._track(task, future)
+            return
+        check = self.client.submit(
+            project_output, future, self._projector(task), key=f"{key}-check", **pinned
+        )
+        self._track(task, future, check)
+
+    def _projector(self, task: BatchTask) -> Any:
+        assert self.projector is not None
+        return self.projector(task.worker, task.start, task.stop)
 
     # ---- carry out the state's actions -------------------------------------
     def _act(self, actions: list[Action]) -> None:
@@ -318,6 +345,8 @@ class _Run:
         self.cancelled += len(running)
         for future in futures.values():
             future.release()
+            if future.key in self.held:
+                self.held.pop(future.key).release()
         if running and self.faults is not None:
             hosts = {self._host(future) for future in running}
             wake_waits(self.client, self.call_id, hosts)
@@ -331,10 +360,17 @@ class _Run:
         """Return the state's event for a completed copy."""
         task, copy = self.copy_of[future.key]
         now, remote = time.perf_counter(), self.layout is not None
-        if future.status == "finished" and (remote or isinstance(result, TaskOutput)):
-            self.results.setdefault(task, future if remote else result)
-            piece = None if remote else result.piece
-            return TaskFinished(task=task, copy=copy, now=now, piece=piece)
+        held = self.held.get(future.key)
+        if future.status == "finished" and (
+            (remote and held is None) or isinstance(result, TaskOutput)
+        ):
+            self.results.setdefault(
+                task, (future if remote else result) if held is None else held
+            )
+            piece = None if remote and held is None else result.piece
+            return TaskFinished(
+                task=task, copy=copy, now=now, piece=piece, held=held is not None
+            )
         why = (
             f"its task raised {type(result).__name__}: {result}"
             if isinstance(result, BaseException)
@@ -367,7 +403,7 @@ class _Run:
         """
         ac = self.ac = as_completed(
             [f for copies in self.copies.values() for f in copies],
-            with_results=self.layout is None,
+            with_results=self.layout is None or self.projector is not None,
             raise_errors=False,
             loop=self.client.loop,
         )
@@ -377,7 +413,7 @@ class _Run:
         while not self.state.is_over:
             yield min(poll, max(0.0, self.state.deadline - time.perf_counter()))
             for item in ac.next_batch(block=False):
-                event = self._event(*(item if self.layout is None else (item, None)))
+                event = self._event(*(item if ac.with_results else (item, None)))
                 self._act(self.state.handle(event))
             if self.state.is_over:  # decided: no liveness query on the way out
                 return
@@ -439,10 +475,11 @@ class _Run:
         self.records = self.state.records(self.late | finished)
         if self.ac is not None:
             self.ac.clear()
-        for future in [*futures, *self.data.values()]:
+        for future in [*futures, *self.data.values(), *self.held.values()]:
             future.release()
         self.copies.clear()
         self.data.clear()
+        self.held.clear()
         self.ac = None
         return self.cancelled
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ __all__ = [
     "check_dask_right",
     "decode_outputs",
     "encode_right_remote",
+    "evaluate_remote_async",
     "remote_product",
 ]
 
@@ -161,3 +162,18 @@ def encode_right_remote(
     (whole,) = futures_of(client.persist(B.rechunk(B.shape)))
     right = client.submit(_encode_shared_right, code, light, whole, key=key)
     return local, right
+
+
+async def evaluate_remote_async(
+    client: Client, function: Callable[..., Any], *args: Any
+) -> Any:
+    """Return ``function(*args)``, computed by a task (`args` may be futures).
+
+    For small values of data that stays on the cluster (the Freivalds
+    expectations ``c . B`` of a dask.array B).
+    """
+    future = client.submit(function, *args, pure=False)
+    try:
+        return await client.gather(future, asynchronous=True)
+    finally:
+        future.release()

@@ -1,5 +1,8 @@
 """Erasure repair of a placement, on the cluster: lost shares rebuilt from live ones.
 
+Shares whose results failed their checks (suspects) are rebuilt the same way,
+from the other shares, on other Dask workers.
+
 A lost coded share is recomputed by a task on a live worker from any decodable set
 of surviving shares (``Code.repair``: ``share_i = G_i G_S^{-1} shares_S``); Dask
 moves the surviving shares worker to worker, and the client never holds A. A
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from distributed import Client, Future, wait
@@ -82,8 +85,9 @@ def repair_shares(
     *,
     key_prefix: str,
     timeout: float,
+    suspects: Mapping[int, str] | None = None,
 ) -> tuple[dict[int, Future], dict[int, str]]:
-    """Rebuild every lost share of a placement on live workers.
+    """Rebuild every lost (or suspect) share of a placement on live workers.
 
     Parameters
     ----------
@@ -99,6 +103,9 @@ def repair_shares(
         Prefix of the rebuilt shares' keys.
     timeout : float
         Seconds to wait for the rebuilt shares.
+    suspects : mapping of int to str, optional
+        Code workers whose results failed their checks (and why): their shares
+        are rebuilt like lost ones, from the others, on other Dask workers.
 
     Returns
     -------
@@ -114,7 +121,7 @@ def repair_shares(
         or a rebuild failed or did not finish within `timeout`.
     """
     alive = live_addresses(client)
-    lost = lost_shares(shares, addresses, alive)
+    lost = {**lost_shares(shares, addresses, alive), **(suspects or {})}
     live = [j for j in range(len(shares)) if j not in lost]
     survivors = _decodable_survivors(code, live)
     if not survivors:

@@ -113,12 +113,17 @@ class Started:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskFinished:
-    """Copy `copy` of `task` returned; `piece` None: its value stays on its worker."""
+    """Copy `copy` of `task` returned; `piece` None: its value stays on its worker.
+
+    `held`: the value stays on its worker and `piece` carries only what its
+    check reads (its projection).
+    """
 
     task: TaskKey
     copy: int
     now: float
     piece: Piece | None = None
+    held: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -371,7 +376,7 @@ class RunState:
         task.finish = self.finish[task.task.worker] = event.now - self.submitted_at
         self.durations.append(task.finish)
         self.used_tasks.append(event.task)
-        if piece is None:  # decoded elsewhere: its rows only
+        if piece is None or event.held:  # decoded elsewhere: its rows only
             self.decoder.mark(task.task.worker, task.task.start, task.task.stop)
         else:
             self.decoder.add(piece)

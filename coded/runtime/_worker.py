@@ -9,6 +9,7 @@ still-running tasks of earlier calls (the overlap of one call into the next).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import threading
@@ -84,6 +85,19 @@ class TaskOutput:
     compute_seconds: float
     blocked_seconds: float
     is_cancelled: bool
+
+
+def project_output(output: TaskOutput, projector: Callable[[Any], Any] | None) -> Any:
+    """Return `output` with its piece's value seen through `projector` (its check).
+
+    Runs on the worker holding the piece (a product decoded on the cluster): only
+    the projection reaches the client. `projector` None (an unchecked piece): the
+    value is dropped.
+    """
+    value = None if projector is None else projector(output.piece.value)
+    return dataclasses.replace(
+        output, piece=dataclasses.replace(output.piece, value=value)
+    )
 
 
 def _die(call_id: str) -> None:

@@ -10,11 +10,19 @@ cancel signal that MapReduce tasks share with coded ones. Modules outside
 from __future__ import annotations
 
 from coded.runtime._cluster import worker_addresses_async
-from coded.runtime._dask_array import check_dask_matrix, place_dask_rows
+from coded.runtime._dask_array import (
+    check_dask_matrix,
+    place_dask_rows,
+    project_shares,
+)
 from coded.runtime._dask_helpers import drop, new_call_id, scatter_to_workers
 from coded.runtime._executor import submit_execution_async
 from coded.runtime._gradient import place_shares, release_shares, run_gradient_step
-from coded.runtime._remote import ProductLayout, encode_right_remote
+from coded.runtime._remote import (
+    ProductLayout,
+    encode_right_remote,
+    evaluate_remote_async,
+)
 from coded.runtime._repair import repair_shares
 from coded.runtime._worker import cancel_signal, wake_waits
 
@@ -24,9 +32,11 @@ __all__ = [
     "check_dask_matrix",
     "drop",
     "encode_right_remote",
+    "evaluate_remote_async",
     "new_call_id",
     "place_dask_rows",
     "place_shares",
+    "project_shares",
     "release_shares",
     "repair_shares",
     "run_gradient_step",

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from coded.codes import DEFAULT_PRIME, MDSCode, Piece, PolynomialCode
 from coded.codes._consistency import is_consistent, locate, tolerance
-from coded.codes._freivalds import share_checks
+from coded.codes._freivalds import project_piece, share_checks, transposed_checks
+from coded.codes._transpose import TransposedCode
 from coded.errors import DecodingError, InconsistentResultsError
 from coded.testing import codes, operands
 
@@ -238,3 +239,78 @@ def test_freivalds_never_flags_honest_real_pieces(d, rows, log_scale, seed):
         value = code.multiply(left, encoded.right(worker))
         piece = Piece(worker=worker, start=0, stop=len(left), value=value)
         assert checks.passes(piece, encoded.right(worker), encoded.context.noise)
+
+
+BLOCK_CODES = ("mds", "replication")
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@given(data=st.data())
+def test_transposed_checks_pass_honest_pieces_and_catch_wrong_ones(field, data):
+    inner = data.draw(codes(max_n=6, field=field, kinds=BLOCK_CODES), label="code")
+    code = TransposedCode(inner)
+    A, _ = data.draw(operands(field=field, max_size=5))
+    y = data.draw(operands(field=field, m=A.shape[0], max_size=5))[0][:, 0]
+    encoded = code.encode_operands(A, y)
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    rows = encoded.context.forward.rows
+    checks = transposed_checks(encoded.lefts, rows, inner.p, rng=seed)
+    for worker, left in enumerate(encoded.lefts):
+        right = encoded.right(worker)
+        value = code.multiply(left, right)
+        piece = Piece(worker=worker, start=0, stop=len(left), value=value)
+        assert checks.passes(piece, right, None)
+        wrong = _corrupt({0: value}, [0], data, field)[0]
+        assert not checks.passes(
+            Piece(worker=worker, start=0, stop=len(left), value=wrong), right, None
+        )
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@given(data=st.data())
+def test_a_projected_piece_and_expectation_give_the_same_verdict(field, data):
+    """Checked where the piece and B live (output="dask", a dask.array B)."""
+    code = data.draw(codes(max_n=6, field=field, kinds=ROW_CODES), label="code")
+    A, B = data.draw(operands(field=field, m=getattr(code, "m", None), max_size=5))
+    encoded = code.encode_operands(A, B)
+    batches = [[(0, len(left))] for left in encoded.lefts]
+    checks = share_checks(encoded.lefts, batches, code.p, rng=0)
+    worker = next(i for i, left in enumerate(encoded.lefts) if len(left))
+    batch = (worker, 0, len(encoded.lefts[worker]))
+    right = encoded.right(worker)
+    expected = checks.expected(right)[batch]
+    value = code.multiply(encoded.lefts[worker], right)
+    for claimed in (value, _corrupt({0: value}, [0], data, field)[0]):
+        piece = Piece(worker=worker, start=0, stop=batch[2], value=claimed)
+        seen = project_piece(claimed, checks.vector(*batch), code.p)
+        projected = Piece(worker=worker, start=0, stop=batch[2], value=seen)
+        verdicts = {
+            checks.passes(p, r, encoded.context.noise)
+            for p in (piece, projected)
+            for r in (right, expected)
+        }
+        assert verdicts == {claimed is value}
+
+
+@given(
+    d=st.integers(1, 300),
+    rows=st.integers(1, 200),
+    log_scale=st.integers(-30, 30),
+    seed=st.integers(0, 2**32 - 1),
+    float32=st.booleans(),
+)
+def test_transposed_checks_never_flag_honest_real_pieces(
+    d, rows, log_scale, seed, float32
+):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((3 * rows, d)) * 10.0**log_scale
+    y = rng.standard_normal(3 * rows)
+    if float32:
+        A, y = A.astype(np.float32), y.astype(np.float32)
+    code = TransposedCode(MDSCode(4, 3))
+    encoded = code.encode_operands(A, y)
+    checks = transposed_checks(encoded.lefts, rows, None, rng=seed)
+    for worker, left in enumerate(encoded.lefts):
+        value = code.multiply(left, encoded.right(worker))
+        piece = Piece(worker=worker, start=0, stop=len(left), value=value)
+        assert checks.passes(piece, encoded.right(worker), None)

@@ -34,13 +34,15 @@ def received_bytes():
         Client._gather = gather
 
 
-def _irregular(client, seed, m=90, d=12, integer=False):
-    """A generated on the workers, chunked irregularly along both axes."""
+def _irregular(client, seed, integer=False, scale=1):
+    """A (90 x 12 times `scale`) generated on the workers, chunked irregularly."""
     rng = da.random.default_rng(seed)
+    chunks = tuple(tuple(scale * c for c in axis) for axis in ((7, 33, 20, 30), (5, 7)))
+    m, d = (sum(axis) for axis in chunks)
     if integer:
-        A = rng.integers(-50, 51, size=(m, d), chunks=((7, 33, 20, 30), (5, 7)))
+        A = rng.integers(-50, 51, size=(m, d), chunks=chunks)
     else:
-        A = rng.standard_normal((m, d), chunks=((7, 33, 20, 30), (5, 7)))
+        A = rng.standard_normal((m, d), chunks=chunks)
     return client.persist(A)
 
 
@@ -51,16 +53,17 @@ def _values(product):
 @pytest.mark.parametrize("output", ["numpy", "dask"])
 @pytest.mark.parametrize("scheme", ["mds", "replication", "uncoded"])
 def test_products_equal_numpy_and_a_stays_on_the_cluster(client, scheme, output):
-    A = _irregular(client, 1)
+    A = _irregular(client, 1, scale=5)
     rng = np.random.default_rng(1)
-    x, Y = rng.standard_normal(12), rng.standard_normal((90, 2))
+    x, Y = rng.standard_normal(60), rng.standard_normal((450, 2))
     with received_bytes() as counted:
         one_shot = coded_matmul(A, x, scheme=scheme, client=client, output=output)
         with place_operand(A, scheme=scheme, client=client) as placed:
             forward = coded_matmul(placed, da.from_array(x, chunks=5), output=output)
             backward = coded_matmul(placed.T, Y, output=output)
-    # numpy: only the products came back; dask: nothing but the records
-    assert counted[0] < (A.nbytes / 2 if output == "numpy" else 1)
+    # numpy: only the products and the checks came back; dask: the records and
+    # the checks' projections (O(d + m / k) a share, O(1) a piece column)
+    assert counted[0] < (A.nbytes / 2 if output == "numpy" else A.nbytes / 16)
     A_np = A.compute()
     np.testing.assert_allclose(_values(one_shot.product), A_np @ x, atol=1e-9)
     np.testing.assert_allclose(_values(forward.product), A_np @ x, atol=1e-9)
@@ -68,14 +71,14 @@ def test_products_equal_numpy_and_a_stays_on_the_cluster(client, scheme, output)
     assert one_shot.stage_seconds["encode"] > 0
     if output == "dask":
         assert isinstance(forward.product, da.Array)
-        assert forward.product.shape == (90,)
-        assert backward.product.shape == (12, 2)
+        assert forward.product.shape == (450,)
+        assert backward.product.shape == (60, 2)
 
 
 def test_dask_products_chain_on_the_cluster(client):
-    A = _irregular(client, 5)
-    B = client.persist(da.random.default_rng(6).random((12, 90), chunks=(5, 50)))
-    x = np.linspace(0.0, 1.0, 90)
+    A = _irregular(client, 5, scale=5)
+    B = client.persist(da.random.default_rng(6).random((60, 450), chunks=(25, 250)))
+    x = np.linspace(0.0, 1.0, 450)
     with (
         received_bytes() as counted,
         place_operand(A, client=client) as left,
@@ -84,7 +87,8 @@ def test_dask_products_chain_on_the_cluster(client):
         inner = coded_matmul(right, x, output="dask")
         outer = coded_matmul(left, inner.product, output="dask")
         back = coded_matmul(left.T, outer.product, stragglers=Stragglers(failing=[2]))
-    assert counted[0] < 90 * 8 + 1024  # the last product alone (12 floats) came back
+    # the last product (60 floats) and the checks' projections came back
+    assert counted[0] < A.nbytes / 16
     A_np, B_np = A.compute(), B.compute()
     expected = A_np @ (B_np @ x)
     np.testing.assert_allclose(outer.product.compute(), expected, atol=1e-9)

@@ -100,14 +100,73 @@ def test_honest_runs_pass_at_any_scale(client, scale):
 
 
 def test_where_no_check_applies_detect_says_so_and_correct_refuses(client):
-    A, x = _operands(None)
-    with place_operand(A, n=6, k=4, client=client) as placed:
-        back = coded_matmul(placed.T, A @ x)
-        assert back.verification.startswith("unchecked: TransposedCode")
-        with pytest.raises(ValueError, match="verify='correct'` needs a check"):
-            coded_matmul(placed, x, output="dask", verify="correct")
+    A, x = _operands(65537)
+    result = coded_matmul(A, x, n=6, field="exact", client=client)
+    assert result.verification.startswith("unchecked: ExactCode")
+    with pytest.raises(ValueError, match="verify='correct'` needs a check"):
+        coded_matmul(A, x, n=6, field="exact", client=client, verify="correct")
     with pytest.raises(ValueError, match="`verify` must be 'detect'"):
         coded.ExecutionOptions(verify="sometimes")
+
+
+def _lazy(A):
+    import dask.array as da
+
+    return da.from_array(A, chunks=(50, 30))
+
+
+def _views(placed, A, x, y):
+    """(call target, right operand, exact product) of each view of a placement."""
+    return [(placed, x, A @ x), (placed.T, y, A.T @ y)]
+
+
+@pytest.mark.parametrize("field", [None, 65537])
+@pytest.mark.parametrize("lazy", [False, True], ids=["numpy-A", "dask-A"])
+def test_every_view_and_output_of_a_placement_is_checked(client, field, lazy):
+    A, x = _operands(field)
+    y = np.arange(240) % 7 - 3
+    wrong = Stragglers(corrupt={WRONG: 1e-3}, delays=SLOW)
+    with place_operand(
+        _lazy(A) if lazy else A, n=6, k=4, field=field, client=client
+    ) as placed:
+        for target, right, exact in _views(placed, A, x, y):
+            for output in ("numpy", "dask"):
+                honest = coded_matmul(target, right, output=output)
+                assert honest.verification == "freivalds"
+                np.testing.assert_allclose(np.asarray(honest.product), exact)
+                with pytest.raises(InconsistentResultsError) as info:
+                    coded_matmul(target, right, stragglers=wrong, output=output)
+                assert info.value.suspect_workers == (WRONG,)
+                fixed = coded_matmul(
+                    target, right, stragglers=wrong, output=output, verify="correct"
+                )
+                assert fixed.suspect_workers == (WRONG,)
+                np.testing.assert_allclose(np.asarray(fixed.product), exact, rtol=1e-9)
+
+
+def test_a_dask_array_right_operand_is_checked_on_the_cluster(client):
+    import dask.array as da
+
+    A, x = _operands(None)
+    wrong = Stragglers(corrupt={WRONG: 1e-3}, delays=SLOW)
+    with place_operand(A, n=6, k=4, client=client) as placed:
+        lazy_x = da.from_array(x, chunks=10)
+        result = coded_matmul(placed, lazy_x)
+        assert result.verification == "freivalds"
+        _check(result.product, A, x, None)
+        with pytest.raises(InconsistentResultsError):
+            coded_matmul(placed, lazy_x, stragglers=wrong)
+
+
+def test_a_fresh_product_decoded_on_the_cluster_is_checked(client):
+    A, x = _operands(65537)
+    wrong = Stragglers(corrupt={WRONG: 1e-3}, delays=SLOW)
+    kwargs = {"n": 6, "k": 4, "field": 65537, "client": client, "output": "dask"}
+    with pytest.raises(InconsistentResultsError):
+        coded_matmul(A, x, stragglers=wrong, **kwargs)
+    fixed = coded_matmul(A, x, stragglers=wrong, verify="correct", **kwargs)
+    np.testing.assert_array_equal(fixed.product.compute(), A @ x)
+    assert fixed.suspect_workers == (WRONG,)
 
 
 @pytest.mark.chaos
@@ -123,3 +182,100 @@ def test_wrong_results_from_worker_processes_are_caught():
             result = coded_matmul(placed, x, stragglers=wrong, verify="correct")
     np.testing.assert_allclose(result.product, A @ x, rtol=1e-9, atol=1e-9)
     assert result.suspect_workers == (WRONG,)
+
+
+@pytest.mark.parametrize(
+    ("field", "lazy"), [(None, False), (65537, True)], ids=["real", "gf-dask-A"]
+)
+def test_a_placement_remembers_suspects_and_repair_replaces_their_shares(
+    client, field, lazy
+):
+    A, x = _operands(field)
+    y = np.arange(240) % 7 - 3
+    wrong = Stragglers(corrupt={WRONG: 1e-3}, delays=SLOW)
+    with place_operand(
+        _lazy(A) if lazy else A, n=6, k=4, field=field, client=client
+    ) as placed:
+        assert placed.suspects == {}
+        assert placed.repair() == ()
+        with pytest.raises(InconsistentResultsError):
+            coded_matmul(placed, x, stragglers=wrong)
+        assert set(placed.suspects) == {WRONG}
+        assert set(placed.T.suspects) == {WRONG}  # both views remember
+        before = placed.locations[WRONG]
+        assert placed.repair() == (WRONG,)
+        assert placed.suspects == {}
+        assert placed.locations[WRONG] != before
+        for target, right, exact in _views(placed, A, x, y):
+            honest = coded_matmul(target, right, stragglers=Stragglers(delays=SLOW))
+            assert honest.verification == "freivalds"
+            assert WRONG in honest.used_workers  # the rebuilt share is used
+            np.testing.assert_allclose(honest.product, exact, rtol=1e-9)
+            # the rebuilt share has checks of its own: still caught
+            with pytest.raises(InconsistentResultsError):
+                coded_matmul(target, right, stragglers=wrong)
+
+
+def test_a_repair_margin_repairs_suspects_before_the_next_call(client):
+    A, x = _operands(None)
+    wrong = Stragglers(corrupt={WRONG: 1e-3}, delays=SLOW)
+    with place_operand(A, n=6, k=4, client=client, repair_margin=0) as placed:
+        fixed = coded_matmul(placed, x, stragglers=wrong, verify="correct")
+        assert fixed.suspect_workers == (WRONG,)
+        assert set(placed.suspects) == {WRONG}
+        before = placed.locations[WRONG]
+        honest = coded_matmul(placed, -x)
+        assert placed.suspects == {}
+        assert placed.locations[WRONG] != before
+        _check(honest.product, A, -x, None)
+
+
+def _patch_task_function():
+    """In one worker process: its batch tasks report a wrong first entry."""
+    import dataclasses
+
+    from coded.runtime import _worker
+
+    original = _worker.run_batch
+
+    def wrong(*args, **kwargs):
+        output = original(*args, **kwargs)
+        value = np.array(output.piece.value, copy=True)
+        value.flat[0] += 1
+        piece = dataclasses.replace(output.piece, value=value)
+        return dataclasses.replace(output, piece=piece)
+
+    _worker.run_batch = wrong
+
+
+@pytest.mark.chaos
+@pytest.mark.parametrize("field", [None, 65537])
+def test_a_worker_process_with_a_patched_task_function_is_caught(field):
+    A, x = _operands(field)
+    y = np.arange(240) % 7 - 3
+    slow = Stragglers(delays=SLOW)
+    with coded.LocalCodedCluster(n_workers=6, processes=True) as cluster:
+        client = cluster.client
+        with place_operand(A, n=6, k=4, field=field, client=client) as placed:
+            client.run(_patch_task_function, workers=[placed.addresses[WRONG]])
+            calls = [
+                lambda output: coded_matmul(
+                    A,
+                    x,
+                    n=6,
+                    k=4,
+                    field=field,
+                    client=client,
+                    output=output,
+                    stragglers=slow,
+                ),
+                lambda output: coded_matmul(placed, x, stragglers=slow, output=output),
+                lambda output: coded_matmul(
+                    placed.T, y, stragglers=slow, output=output
+                ),
+            ]
+            for call in calls:
+                for output in ("numpy", "dask"):
+                    with pytest.raises(InconsistentResultsError) as info:
+                        call(output)
+                    assert info.value.suspect_workers == (WRONG,)
