@@ -21,10 +21,11 @@ from allocation._solvers import (
     solve_load_balanced,
     solve_uniform,
 )
-from allocation._types import Allocation
+from allocation._types import Allocation, CallCosts
 
 __all__ = [
     "Allocation",
+    "CallCosts",
     "ProfileError",
     "ProfileFit",
     "estimate_profile",

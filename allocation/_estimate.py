@@ -8,11 +8,12 @@ more loads separate the per-task cost ``c`` from the per-row cost ``a``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
 
+from allocation._types import CallCosts
 from theory import WorkerProfile
 from theory.validation import check_finite_matrix
 
@@ -55,16 +56,11 @@ class ProfileFit:
         dominates the kernels). Such a worker's ``a_i`` may be 0 in `profile`;
         the solvers then cap its load at ``m`` rows unless `l_max` says
         otherwise (`unidentified` lists them).
-    call_seconds, call_se : float
-        The fixed cost of a whole call besides its tasks (graph submission,
-        dispatch, gather, decode, release) and its standard error, in seconds
-        (0: not measured; `coded.profile_workers` measures it).
-    encode_flops_per_second : float
-        The client's rate at encoding (flops of the parity product per second;
-        0: not measured).
-    check_entries_per_second : float
-        The client's rate at drawing the Freivalds checks of a fresh call's
-        shares (entries of the coded shares per second; 0: not measured).
+    costs : CallCosts
+        What a whole call costs the client besides its tasks (the fixed cost
+        with its standard error, the encoding and checking rates; all 0: not
+        measured; `coded.profile_workers` measures them). A solver passes them
+        on to its allocation.
     """
 
     profile: WorkerProfile
@@ -76,10 +72,7 @@ class ProfileFit:
     loads: np.ndarray
     times: np.ndarray
     a_identified: np.ndarray | None = None
-    call_seconds: float = 0.0
-    call_se: float = 0.0
-    encode_flops_per_second: float = 0.0
-    check_entries_per_second: float = 0.0
+    costs: CallCosts = field(default_factory=CallCosts)
 
     def __post_init__(self) -> None:
         identified = (
@@ -93,16 +86,10 @@ class ProfileFit:
                 f"got shape {identified.shape}."
             )
         object.__setattr__(self, "a_identified", identified)
-        for name in (
-            "call_seconds",
-            "call_se",
-            "encode_flops_per_second",
-            "check_entries_per_second",
-        ):
-            value = float(getattr(self, name))
-            if not np.isfinite(value) or value < 0.0:
-                raise ValueError(f"`{name}` must be finite and >= 0, got {value}.")
-            object.__setattr__(self, name, value)
+        if not isinstance(self.costs, CallCosts):
+            raise TypeError(
+                f"`costs` must be a CallCosts, got {type(self.costs).__name__}."
+            )
 
     @property
     def n(self) -> int:

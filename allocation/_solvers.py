@@ -29,12 +29,12 @@ simulator's mean agrees with it within Monte Carlo error.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from allocation._estimate import ProfileError, ProfileFit
-from allocation._types import Allocation
+from allocation._types import Allocation, CallCosts
 from theory import (
     BATCH_CHOICES,
     GroupProfile,
@@ -88,25 +88,19 @@ class _Grain:
     m: int  # rows of A
     u: int  # source blocks the decoder needs
     v: int  # rows per block
-    costs: tuple[float, float, float] = (0.0, 0.0, 0.0)  # a fit's call cost, rates
+    costs: CallCosts = field(default_factory=CallCosts)  # a fit's whole-call costs
 
 
-def _costs(profile: object) -> tuple[float, float, float]:
-    """Return a fit's whole-call cost, encoding and check rates (zeros otherwise)."""
-    if isinstance(profile, ProfileFit):
-        return (
-            profile.call_seconds,
-            profile.encode_flops_per_second,
-            profile.check_entries_per_second,
-        )
-    return 0.0, 0.0, 0.0
+def _costs(profile: object) -> CallCosts:
+    """Return a fit's costs of a whole call (unknown for a bare profile)."""
+    return profile.costs if isinstance(profile, ProfileFit) else CallCosts()
 
 
 def _grain(
     workers: WorkerProfile,
     m: int,
     blocks: object,
-    costs: tuple[float, float] = (0.0, 0.0),
+    costs: CallCosts | None = None,
 ) -> _Grain:
     """Choose ``v = ceil(m / blocks)`` rows per block and the per-block profile."""
     if blocks is None:
@@ -118,8 +112,8 @@ def _grain(
     blocks = check_int(blocks, "blocks", min_value=1, max_value=m)
     v = -(-m // blocks)
     if v == 1:
-        return _Grain(workers, m, m, 1, costs)
-    return _Grain(workers.per_block(v), m, -(-m // v), v, costs)
+        return _Grain(workers, m, m, 1, costs or CallCosts())
+    return _Grain(workers.per_block(v), m, -(-m // v), v, costs or CallCosts())
 
 
 def _finish(
@@ -146,9 +140,7 @@ def _finish(
         solver=solver,
         overhead=overhead,
         block_rows=grain.v,
-        call_seconds=grain.costs[0],
-        encode_flops_per_second=grain.costs[1],
-        check_entries_per_second=grain.costs[2],
+        costs=grain.costs,
     )
 
 

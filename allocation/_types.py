@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from theory.validation import check_int, check_real, check_real_vector
 
-__all__ = ["Allocation"]
+__all__ = ["Allocation", "CallCosts"]
 
 
 def _int_vector(values: object, name: str, *, min_value: int) -> np.ndarray:
@@ -27,6 +27,81 @@ def _int_vector(values: object, name: str, *, min_value: int) -> np.ndarray:
     array = array.astype(np.int64)
     array.setflags(write=False)
     return array
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallCosts:
+    r"""What a one-shot call costs besides its tasks' expected latency.
+
+    A fresh ``coded_matmul(A, x, allocation=...)`` of an ``m x d`` A with ``N``
+    coded rows takes, besides ``E[T]``
+    (docs/theory/overhead.md#the-whole-call),
+
+    .. math:: C + \frac{F}{R} + \frac{(m + N) d}{W}
+              + [\text{checked}] \frac{N d}{Q}
+
+    with ``F`` the flops of the parity product; a term whose rate is 0
+    (unknown) is left out. `coded.profile_workers` measures all four.
+
+    Parameters
+    ----------
+    call_seconds : float
+        ``C``: the fixed seconds of a call besides its tasks (graph submission,
+        dispatch, gather, decode, release), ``>= 0`` (default 0: unknown).
+    call_se : float
+        Standard error of `call_seconds`, ``>= 0``.
+    encode_flops_per_second : float
+        ``R``: the client's rate at the parity product (flops per second).
+    encode_entries_per_second : float
+        ``W``: the client's rate at the rest of encoding: validating A and
+        writing the coded shares (entries of A and of the shares per second).
+    check_entries_per_second : float
+        ``Q``: the client's rate at drawing the Freivalds checks of the coded
+        shares (entries of the shares per second).
+
+    Examples
+    --------
+    >>> costs = CallCosts(call_seconds=0.5, encode_flops_per_second=10.0)
+    >>> costs.seconds(flops=30.0, entries=100, checked_entries=0)
+    3.5
+    """
+
+    call_seconds: float = 0.0
+    call_se: float = 0.0
+    encode_flops_per_second: float = 0.0
+    encode_entries_per_second: float = 0.0
+    check_entries_per_second: float = 0.0
+
+    def __post_init__(self) -> None:
+        for cost in fields(self):
+            value = check_real(getattr(self, cost.name), cost.name, min_value=0.0)
+            object.__setattr__(self, cost.name, value)
+
+    def seconds(self, *, flops: float, entries: int, checked_entries: int) -> float:
+        """Seconds of a call's client work: ``C + F / R + entries / W + checked / Q``.
+
+        Parameters
+        ----------
+        flops : float
+            ``F``, the flops of the parity product.
+        entries : int
+            Entries of A and of the coded shares, ``(m + N) d``.
+        checked_entries : int
+            Entries of the shares whose checks the call draws (0: unchecked).
+
+        Returns
+        -------
+        float
+        """
+        seconds = self.call_seconds
+        for work, rate in (
+            (flops, self.encode_flops_per_second),
+            (entries, self.encode_entries_per_second),
+            (checked_entries, self.check_entries_per_second),
+        ):
+            if rate > 0.0:
+                seconds += work / rate
+        return seconds
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -58,17 +133,10 @@ class Allocation:
     block_rows : int
         Rows per coded block, ``>= 1`` (default 1); loads and batch sizes are
         multiples of it.
-    call_seconds : float
-        Fixed seconds a whole call adds to its tasks (submission, dispatch,
-        gather, decode, release), ``>= 0`` (default 0: unknown); a solver
-        copies it from a `ProfileFit` (docs/theory/overhead.md#the-whole-call).
-    encode_flops_per_second : float
-        The client's encoding rate, ``>= 0`` (default 0: unknown, encoding
-        not predicted); a solver copies it from a `ProfileFit`.
-    check_entries_per_second : float
-        The client's rate at drawing the Freivalds checks of a fresh call's
-        coded shares, ``>= 0`` (default 0: unknown, not predicted); a solver
-        copies it from a `ProfileFit`.
+    costs : CallCosts
+        What a whole call costs the client besides ``E[T]`` (default: all
+        unknown, 0); a solver takes them from a `ProfileFit`
+        (docs/theory/overhead.md#the-whole-call).
 
     Raises
     ------
@@ -95,9 +163,7 @@ class Allocation:
     solver: str
     overhead: np.ndarray | None = None
     block_rows: int = 1
-    call_seconds: float = 0.0
-    encode_flops_per_second: float = 0.0
-    check_entries_per_second: float = 0.0
+    costs: CallCosts = field(default_factory=CallCosts)
 
     def __post_init__(self) -> None:
         loads = _int_vector(self.loads, "loads", min_value=0)
@@ -141,13 +207,10 @@ class Allocation:
                 f"`solver` must be a str, got {type(self.solver).__name__}."
             )
         latency = check_real(self.expected_latency, "expected_latency", min_value=0.0)
-        for name in (
-            "call_seconds",
-            "encode_flops_per_second",
-            "check_entries_per_second",
-        ):
-            value = check_real(getattr(self, name), name, min_value=0.0)
-            object.__setattr__(self, name, value)
+        if not isinstance(self.costs, CallCosts):
+            raise TypeError(
+                f"`costs` must be a CallCosts, got {type(self.costs).__name__}."
+            )
         object.__setattr__(self, "loads", loads)
         object.__setattr__(self, "batches", batches)
         object.__setattr__(self, "m", m)
@@ -198,10 +261,11 @@ class Allocation:
     def predicted_call_seconds(self, columns: int, *, checked: bool = False) -> float:
         """Predicted seconds of a whole one-shot call on an ``m x columns`` A.
 
-        ``expected_latency + call_seconds + encode_flops(columns) /
-        encode_flops_per_second``, plus ``total_rows columns /
-        check_entries_per_second`` for a call whose pieces are checked (a term
-        is 0 when its rate is unknown), docs/theory/overhead.md#the-whole-call.
+        ``expected_latency`` plus `costs` (:meth:`CallCosts.seconds`) of the
+        encoding flops, the ``(m + total_rows) columns`` entries of A and the
+        shares, and for a call whose pieces are checked (``verify`` on) the
+        ``total_rows columns`` checked entries
+        (docs/theory/overhead.md#the-whole-call).
 
         Parameters
         ----------
@@ -216,15 +280,15 @@ class Allocation:
 
         Examples
         --------
+        >>> costs = CallCosts(call_seconds=0.5, encode_flops_per_second=10.0)
         >>> alloc = Allocation(loads=[4, 2], batches=[2, 1], m=5,
-        ...                    expected_latency=1.0, solver="manual",
-        ...                    call_seconds=0.5, encode_flops_per_second=10.0)
+        ...                    expected_latency=1.0, solver="manual", costs=costs)
         >>> alloc.encode_flops(3), alloc.predicted_call_seconds(3)
         (30.0, 4.5)
         """
-        seconds = self.expected_latency + self.call_seconds
-        if self.encode_flops_per_second > 0.0:
-            seconds += self.encode_flops(columns) / self.encode_flops_per_second
-        if checked and self.check_entries_per_second > 0.0:
-            seconds += self.total_rows * columns / self.check_entries_per_second
-        return seconds
+        coded_entries = self.total_rows * columns
+        return self.expected_latency + self.costs.seconds(
+            flops=self.encode_flops(columns),
+            entries=self.m * columns + coded_entries,
+            checked_entries=coded_entries if checked else 0,
+        )

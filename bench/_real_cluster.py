@@ -383,9 +383,10 @@ def whole_call(client, quick: bool) -> dict:
     fit, seconds = profile(client, None, (500, 5_000), WHOLE_CALL_D, repeats=8)
     out = {
         "fit": fit_summary(fit, seconds),
-        "call_seconds": fit.call_seconds,
-        "call_se": fit.call_se,
-        "encode_gflops": fit.encode_flops_per_second / 1e9,
+        "call_seconds": fit.costs.call_seconds,
+        "call_se": fit.costs.call_se,
+        "encode_gflops": fit.costs.encode_flops_per_second / 1e9,
+        "encode_gentries": fit.costs.encode_entries_per_second / 1e9,
         "unidentified": list(fit.unidentified),
         "sizes": {},
     }
@@ -410,8 +411,12 @@ def whole_call(client, quick: bool) -> dict:
                 "model_seconds": plan.expected_latency,
                 "measured_median_seconds": total,
                 "ratio": results[0].predicted_seconds / total,
-                "encode_predicted": plan.encode_flops(WHOLE_CALL_D)
-                / fit.encode_flops_per_second,
+                "encode_predicted": plan.costs.seconds(
+                    flops=plan.encode_flops(WHOLE_CALL_D),
+                    entries=(m + plan.total_rows) * WHOLE_CALL_D,
+                    checked_entries=0,
+                )
+                - plan.costs.call_seconds,
                 "encode_median": float(
                     np.median([r.stage_seconds["encode"] for r in results])
                 ),
@@ -447,7 +452,8 @@ def print_whole_call(result: dict) -> None:
     print(
         f"\nwhole call (natural speeds, d={WHOLE_CALL_D}): fixed cost "
         f"{1e3 * result['call_seconds']:.1f} +- {1e3 * result['call_se']:.1f} ms, "
-        f"encoding {result['encode_gflops']:.1f} Gflop/s, a unidentified on "
+        f"encoding {result['encode_gflops']:.1f} Gflop/s and "
+        f"{result['encode_gentries']:.2f} G entries/s, a unidentified on "
         f"workers {result['unidentified']}"
     )
     print(
@@ -475,6 +481,10 @@ def targets(report: dict) -> dict:
     out = {}
     for setting, result in report.items():
         if setting == "whole_call":
+            for m, rows in result["sizes"].items():
+                for name, row in rows.items():
+                    label = f"whole call {m} x {WHOLE_CALL_D} {name}"
+                    out[f"{label}: predicted/measured (0.75-1.25)"] = row["ratio"]
             continue
         for name, row in result["rows"].items():
             out[f"{setting}: {name} median measured/predicted median"] = row[

@@ -140,7 +140,7 @@ def run_scheme(coded, placement, X, y, args, stragglers, rng, check):
         if check:
             full = X.T @ (1.0 / (1.0 + np.exp(-(X @ w))) - y) / m
             errors.append(float(np.linalg.norm(gradient - full) / np.linalg.norm(full)))
-        return w - args.learning_rate * gradient
+        return w - args.step_size * gradient
 
     result = coded.gradient.gradient_descent(
         placement,
@@ -161,7 +161,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=None)
-    parser.add_argument("--learning-rate", type=float, default=2.0)
+    parser.add_argument("--step-size", type=float, default=2.0)
     parser.add_argument("--coded-step-seconds", type=float, default=None)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -234,7 +234,7 @@ def main() -> None:
         "slow_workers": list(SLOW),
         "steps": args.steps,
         "repeats": repeats,
-        "learning_rate": args.learning_rate,
+        "step_size": args.step_size,
         "time_unit_seconds": stragglers.time_unit,
         "machine": f"{platform.node()} ({platform.processor() or 'cpu'}), shared",
         "time_to_uncoded_final_loss_seconds": {

@@ -45,7 +45,7 @@ _EXPORTS: dict[str, str] = {
     "Piece": "coded.codes",
     "LocalCodedCluster": "coded.runtime",
     "ExecutionOptions": "coded._dispatch",
-    "MatmulHandle": "coded._dispatch",
+    "MatmulHandle": "coded.runtime",
     "MatmulResult": "coded._result",
     "TaskRecord": "coded._result",
     "PlacedOperand": "coded._placed",

@@ -8,15 +8,16 @@ the encoded operands to the Dask runtime through ``coded._dispatch``; a placed A
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from coded._dispatch import (
     EMBEDDED_WORKERS,
     ExecutionOptions,
-    MatmulHandle,
     Scheme,
     build_code,
     check_operands,
@@ -31,25 +32,28 @@ from coded._dispatch import (
 )
 from coded._placed import PlacedOperand, matmul_placed, place_operand, start_placed
 from coded._result import MatmulResult
+from coded._twins import same_parameters
 from coded.codes import Code
+from coded.codes.interface import FieldLike
 
 if TYPE_CHECKING:
     from distributed import Client
 
     from allocation import Allocation
+    from coded.runtime import MatmulHandle
 
 __all__ = ["coded_matmul", "coded_matmul_async", "submit_matmul"]
 
 
 def coded_matmul(
-    A: Any,
-    B: Any,
+    A: ArrayLike | PlacedOperand,
+    B: ArrayLike,
     *,
     scheme: Scheme | Code = "mds",
     n: int | None = None,
     k: int | None = None,
     r: int | None = None,
-    field: Any = None,
+    field: FieldLike | Literal["exact"] = None,
     allocation: Allocation | None = None,
     client: Client | None = None,
     address: str | None = None,
@@ -238,20 +242,8 @@ def _predicted(result: MatmulResult, allocation: Any, columns: int) -> MatmulRes
     return dataclasses.replace(result, predicted_seconds=predicted)
 
 
-async def coded_matmul_async(
-    A: Any,
-    B: Any,
-    *,
-    client: Client,
-    scheme: Scheme | Code = "mds",
-    n: int | None = None,
-    k: int | None = None,
-    r: int | None = None,
-    field: Any = None,
-    allocation: Allocation | None = None,
-    options: ExecutionOptions | None = None,
-    **option_fields: Any,
-) -> MatmulResult:
+@same_parameters(coded_matmul)
+async def coded_matmul_async(A: Any, B: Any, **keywords: Any) -> MatmulResult:
     """``await``-able :func:`coded_matmul` for an asynchronous Dask client.
 
     Runs on the client's event loop: shipping the operands, waiting for a
@@ -266,10 +258,12 @@ async def coded_matmul_async(
         blocking client: :func:`coded.place_operand`, :func:`coded.submit_matmul`).
     B : array_like or dask.array.Array, shape (d,) or (d, c)
         Right operand.
-    client : distributed.Client
-        A running client created with ``asynchronous=True``.
-    scheme, n, k, r, field, allocation, options, **option_fields
-        As in :func:`coded_matmul` (``output="dask"`` included).
+    **keywords
+        The keywords of :func:`coded_matmul` (one signature: ``scheme``, ``n``,
+        ``k``, ``r``, ``field``, ``allocation``, ``options`` and the fields of
+        :class:`ExecutionOptions`, ``output="dask"`` included), with `client`
+        required: a running client created with ``asynchronous=True``
+        (`address` is not accepted).
 
     Returns
     -------
@@ -303,6 +297,17 @@ async def coded_matmul_async(
     from coded.runtime import check_client
     from coded.runtime.interface import worker_addresses_async
 
+    call = inspect.signature(coded_matmul).bind(A, B, **keywords)
+    call.apply_defaults()
+    given = call.arguments
+    scheme, n, k, r, field = (given[p] for p in ("scheme", "n", "k", "r", "field"))
+    allocation, client, address = given["allocation"], given["client"], given["address"]
+    options, option_fields = given["options"], given["option_fields"]
+    if address is not None:
+        raise TypeError(
+            "coded_matmul_async takes a running asynchronous `client`, not an "
+            f"`address`; got address={address!r}."
+        )
     name, n = resolve_workers(scheme, n, k)
     options = execution_options(options, option_fields, "coded_matmul_async")
     client = check_client(client)
@@ -359,7 +364,7 @@ def _matmul_dask_array(
 
 def submit_matmul(
     A: PlacedOperand,
-    B: Any,
+    B: ArrayLike,
     *,
     options: ExecutionOptions | None = None,
     **option_fields: Any,

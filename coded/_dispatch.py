@@ -4,7 +4,7 @@ This module sits below both API modules (``coded._api`` and ``coded._placed``) a
 imports neither: it resolves the scheme and its workers, builds the code (or takes
 it from an allocation), holds the execution options of a call, and hands encoded
 operands to the runtime (``coded.runtime``, imported inside the functions that run),
-wrapping what it records in a :class:`~coded.MatmulResult`.
+whose :class:`~coded.MatmulHandle` returns the call's :class:`~coded.MatmulResult`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from coded._result import STAGES, MatmulResult, TaskRecord
+from coded._result import MatmulResult
 from coded.codes import Code
 from coded.injection import Stragglers
 from theory.rng import RngLike
@@ -28,11 +28,12 @@ from theory.validation import check_finite_matrix, check_int, check_k_of_n, chec
 if TYPE_CHECKING:
     from distributed import Client
 
+    from coded.runtime import MatmulHandle
+
 __all__ = [
     "EMBEDDED_WORKERS",
     "SCHEMES",
     "ExecutionOptions",
-    "MatmulHandle",
     "Scheme",
     "build_code",
     "check_operands",
@@ -384,105 +385,6 @@ def whole_batches(lefts: Any) -> list[list[tuple[int, int]]]:
     return [[(0, int(np.shape(left)[0]))] for left in lefts]
 
 
-class MatmulHandle:
-    """A coded product in flight; `MatmulHandle.result` gives its `MatmulResult`.
-
-    Returned by :func:`coded.submit_matmul`. The product's tasks are already on
-    the cluster; several handles may be outstanding at once, each waiting only
-    for its own results when :meth:`result` is called (no thread per product).
-    """
-
-    def __init__(
-        self,
-        pending: Any,
-        *,
-        code: Code,
-        name: str,
-        n: int,
-        began: float,
-        encode_seconds: float,
-        verification: str = "off",
-    ) -> None:
-        self._pending, self._code, self._name, self._n = pending, code, name, n
-        self._began, self._encode_seconds = began, encode_seconds
-        self._verification = verification
-        self._result: MatmulResult | None = None
-
-    @property
-    def call_id(self) -> str:
-        """Identifier in every Dask key of the product."""
-        return self._pending.call_id
-
-    def result(self) -> MatmulResult:
-        """Wait for a decodable set of results, decode and release (once).
-
-        Returns
-        -------
-        MatmulResult
-            ``stage_seconds["total"]`` runs from the start of the call to the
-            end of this method's first call.
-
-        Raises
-        ------
-        NotEnoughResultsError
-            Failures left no decodable set, or the timeout (counted from
-            submission) expired first.
-        """
-        if self._result is None:
-            self._result = self._record(self._pending.result())
-        return self._result
-
-    async def result_async(self) -> MatmulResult:
-        """:meth:`result` for a handle of an asynchronous client (``await``).
-
-        ``await handle`` is the same.
-        """
-        if self._result is None:
-            self._result = self._record(await self._pending.result_async())
-        return self._result
-
-    def __await__(self) -> Any:
-        return self.result_async().__await__()
-
-    def _record(self, run: Any) -> MatmulResult:
-        total = time.perf_counter() - self._began
-        stages = {"encode": self._encode_seconds, **run.stage_seconds}
-        stages["total"] = total
-        return MatmulResult(
-            product=run.product,
-            scheme=self._name,
-            n=self._n,
-            k=int(self._code.recovery_threshold),
-            call_id=run.call_id,
-            finish_seconds=run.finish_seconds,
-            used_workers=run.used_workers,
-            failed_workers=run.failed_workers,
-            stage_seconds={s: stages[s] for s in STAGES},
-            cancelled_tasks=run.cancelled_tasks,
-            backup_tasks=run.backup_tasks,
-            overlap_seconds=run.overlap_seconds,
-            condition_number=run.condition_number,
-            units_used=run.units_used,
-            suspect_workers=run.suspect_workers,
-            verification=self._verification,
-            tasks=tuple(
-                TaskRecord(
-                    worker=worker,
-                    batch=batch,
-                    rows=(start, stop),
-                    finish_seconds=finish,
-                    status=status,
-                    copies=copies,
-                )
-                for worker, batch, start, stop, finish, status, copies in run.tasks
-            ),
-        )
-
-    def __repr__(self) -> str:
-        state = "done" if self._result is not None else "in flight"
-        return f"MatmulHandle(scheme={self._name!r}, call_id={self.call_id!r}, {state})"
-
-
 def start_encoded(
     client: Client, code: Code, encoded: Any, B: Any, **kwargs: Any
 ) -> MatmulHandle:
@@ -548,7 +450,7 @@ async def start_encoded_async(
     encode_seconds += time.perf_counter() - drawn  # a fresh call's checks
     if remote_right is not None:
         encoded = dataclasses.replace(encoded, shared_right=remote_right)
-    pending = await submit_execution_async(
+    return await submit_execution_async(
         client,
         code,
         encoded,
@@ -564,15 +466,10 @@ async def start_encoded_async(
         check=check,
         verify=options.verify,
         redundancy=redundancy,
-    )
-    return MatmulHandle(
-        pending,
-        code=code,
-        name=name,
-        n=n,
+        scheme=name,
+        verification=verification,
         began=began,
         encode_seconds=encode_seconds,
-        verification=verification,
     )
 
 

@@ -13,14 +13,19 @@ import functools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from coded._deprecation import data_first
 from coded._dispatch import ExecutionOptions, execution_options
 from coded.codes import Code, Decoder, EncodedOperands, LagrangeCode, Piece
+from coded.codes.interface import FieldLike
 from coded.errors import DecodingError
 from theory.validation import check_int
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = ["LagrangeResult", "lagrange_map"]
 
@@ -115,29 +120,33 @@ class _LagrangeRunCode(Code):
 
 
 def lagrange_map(
-    f: Callable[[Any], Any],
     parts: Sequence[Any],
+    f: Callable[[Any], Any],
     *,
     degree: int,
     T: int = 0,
     wrong: int = 0,
     n: int | None = None,
-    field: Any = 65537,
-    client: Any = None,
+    field: FieldLike = 65537,
+    client: Client | None = None,
     address: str | None = None,
     options: ExecutionOptions | None = None,
     **option_fields: Any,
 ) -> LagrangeResult:
     r"""Evaluate a polynomial `f` on every part of a dataset, coded (Yu et al.).
 
+    The arguments come data first, like every entry point of ``coded``; the old
+    order ``lagrange_map(f, parts)`` is deprecated (recognised by a callable first
+    argument).
+
     Parameters
     ----------
+    parts : sequence of K arrays of one shape
+        The dataset, split in ``K`` parts (integers over GF(p)).
     f : callable
         A polynomial of degree `degree` in its array argument (``+``, ``*``,
         ``@`` and integer constants; over GF(p) it receives a galois
         ``FieldArray``), e.g. ``lambda X: X.T @ X``.
-    parts : sequence of K arrays of one shape
-        The dataset, split in ``K`` parts (integers over GF(p)).
     degree : int
         ``deg f``.
     T : int
@@ -175,7 +184,7 @@ def lagrange_map(
     >>> from coded import LocalCodedCluster, Stragglers, lagrange_map
     >>> parts = [np.array([[1, 2], [3, 4]]), np.eye(2, dtype=int)]
     >>> with LocalCodedCluster(n_workers=8) as cluster:
-    ...     result = lagrange_map(lambda X: X.T @ X, parts, degree=2, T=1, wrong=1,
+    ...     result = lagrange_map(parts, lambda X: X.T @ X, degree=2, T=1, wrong=1,
     ...                           client=cluster.client,
     ...                           stragglers=Stragglers(corrupt={3: 1e-3}))
     >>> [value.tolist() for value in result.values]
@@ -183,6 +192,9 @@ def lagrange_map(
     """
     from coded.runtime import client_for_call, execute, worker_addresses
 
+    parts, f = data_first(
+        parts, f, old="(f, parts)", new="(parts, f)", caller="lagrange_map"
+    )
     began = time.perf_counter()
     options = execution_options(options, option_fields, "lagrange_map")
     wrong = check_int(wrong, "wrong", min_value=0)

@@ -22,10 +22,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from coded._dispatch import (
     ExecutionOptions,
-    MatmulHandle,
     build_code,
     check_resources,
     given_code,
@@ -37,6 +37,7 @@ from coded._dispatch import (
 )
 from coded._result import MatmulResult
 from coded.codes import Code, EncodedOperands, TransposedCode
+from coded.codes.interface import FieldLike
 from coded.errors import NotEnoughResultsError
 from theory.validation import check_finite_matrix, check_int, check_real
 
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from allocation import Allocation
+    from coded.runtime import MatmulHandle
 
 __all__ = ["PlacedOperand", "place_operand"]
 
@@ -279,14 +281,14 @@ class PlacedOperand:
 
 
 def place_operand(
-    A: Any,
+    A: ArrayLike,
     *,
     client: Client,
     scheme: str | Code = "mds",
     n: int | None = None,
     k: int | None = None,
     r: int | None = None,
-    field: Any = None,
+    field: FieldLike = None,
     allocation: Allocation | None = None,
     repair_margin: int | None = None,
 ) -> PlacedOperand:

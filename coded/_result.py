@@ -1,14 +1,18 @@
-"""The frozen record of one coded product (:class:`MatmulResult`)."""
+"""The frozen record of every run (:class:`MatmulResult`): products, gradients, maps."""
 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["STAGES", "MatmulResult", "TaskRecord"]
 
@@ -136,8 +140,9 @@ class MatmulResult:
     tasks: tuple[TaskRecord, ...] = ()
 
     def __post_init__(self) -> None:
-        stages = MappingProxyType(dict(self.stage_seconds))
-        object.__setattr__(self, "stage_seconds", stages)
+        stages = dict(self.stage_seconds)
+        ordered = {s: stages.pop(s) for s in STAGES if s in stages} | stages
+        object.__setattr__(self, "stage_seconds", MappingProxyType(ordered))
         object.__setattr__(self, "tasks", tuple(self.tasks))
         if isinstance(self.product, np.ndarray):
             product = self.product.view()
@@ -165,7 +170,9 @@ class MatmulResult:
 
         return summary_html(self)
 
-    def plot_timeline(self, ax: Any = None, *, path: Any = None) -> Any:
+    def plot_timeline(
+        self, ax: Axes | None = None, *, path: str | os.PathLike[str] | None = None
+    ) -> Axes:
         """Draw each worker's tasks over time (a Gantt chart of the record).
 
         Parameters

@@ -21,18 +21,21 @@ partitions a slow worker did finish count.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from coded._deprecation import data_first, renamed_keyword
+from coded._dispatch import ExecutionOptions, execution_options
 from coded.codes.interface import GRADIENT_SCHEMES, GradientScheme, WorkerShare
-from coded.injection import Stragglers
-from theory.rng import RngLike, as_generator
+from theory.rng import as_generator
 from theory.validation import check_int, check_real
 
 if TYPE_CHECKING:
@@ -176,11 +179,10 @@ class GradientPlacement:
 
     def gradient(
         self,
-        params: Any,
+        params: ArrayLike,
         *,
-        stragglers: Stragglers | None = None,
-        rng: RngLike = None,
-        timeout: float = 60.0,
+        options: ExecutionOptions | None = None,
+        **option_fields: Any,
     ) -> GradientStep:
         """Compute the full gradient at `params` on the cluster (one step).
 
@@ -188,13 +190,14 @@ class GradientPlacement:
         ----------
         params : array_like
             The parameters (shipped to every worker).
-        stragglers : Stragglers, optional
-            Injected delays and failures of this step (the load of worker ``i``
-            is :attr:`worker_rows` ``[i]`` rows).
-        rng : Generator, SeedSequence, int or None
-            Draws the injected delays.
-        timeout : float
-            Seconds to wait for a decodable set of returns.
+        options : ExecutionOptions, optional
+            ``stragglers`` (injected delays and failures of this step; the load
+            of worker ``i`` is :attr:`worker_rows` ``[i]`` rows), ``rng`` (draws
+            them) and ``timeout`` (seconds to wait for a decodable set of
+            returns). The gradient comes to the client (``output="numpy"``) and
+            has no result check (``verify="correct"`` raises).
+        **option_fields
+            Fields of :class:`coded.ExecutionOptions` as keywords.
 
         Returns
         -------
@@ -212,15 +215,16 @@ class GradientPlacement:
         from coded.runtime import check_client
         from coded.runtime.interface import run_gradient_step
 
+        run_options = _gradient_options(options, option_fields, "gradient")
         if self.is_released:
             raise ValueError(f"placement {self.placement_id} was released.")
         params = np.array(params, dtype=np.float64)
-        timeout = check_real(timeout, "timeout", min_value=0.0, strict_min=True)
-        if stragglers is not None and not isinstance(stragglers, Stragglers):
-            raise TypeError(
-                f"`stragglers` must be a Stragglers, got {type(stragglers).__name__}."
-            )
-        faults = None if stragglers is None else stragglers.sample(self.n, rng=rng)
+        stragglers = run_options.stragglers
+        faults = (
+            None
+            if stragglers is None
+            else stragglers.sample(self.n, rng=run_options.rng)
+        )
         began = time.perf_counter()
         run = run_gradient_step(
             check_client(self.client),
@@ -230,7 +234,7 @@ class GradientPlacement:
             addresses=self.addresses,
             worker_rows=self.worker_rows,
             faults=faults,
-            timeout=timeout,
+            timeout=run_options.timeout,
         )
         seconds = time.perf_counter() - began
         missing = self.scheme.missing_partitions(run.used_workers)
@@ -262,8 +266,8 @@ class GradientPlacement:
 
 
 def place_gradient_data(
-    data: Any,
-    grad: Callable[[Any, np.ndarray], Any],
+    data: ArrayLike | Sequence[ArrayLike],
+    grad: Callable[[Any, np.ndarray], ArrayLike],
     *,
     client: Client,
     scheme: str = "coded",
@@ -431,11 +435,28 @@ class GradientDescentResult:
         return np.cumsum(self.step_seconds)
 
 
+def _gradient_options(
+    options: ExecutionOptions | None, fields: dict[str, Any], caller: str
+) -> ExecutionOptions:
+    """Return the execution options of a gradient step (client-side, unchecked)."""
+    options = execution_options(options, fields, caller)
+    if options.output != "numpy":
+        raise ValueError(
+            f"`output` must be 'numpy' for a gradient, got output={options.output!r}."
+        )
+    if options.verify == "correct":
+        raise ValueError(
+            "`verify='correct'` needs a result check, and gradient steps have none; "
+            "pass verify='detect' or 'off'."
+        )
+    return options
+
+
 def _check_optimiser(
-    steps: int, learning_rate: float, momentum: float, nesterov: bool, update: Any
+    steps: int, step_size: float, momentum: float, nesterov: bool, update: Any
 ) -> tuple[int, float, float]:
     steps = check_int(steps, "steps", min_value=0)
-    rate = check_real(learning_rate, "learning_rate", min_value=0.0, strict_min=True)
+    rate = check_real(step_size, "step_size", min_value=0.0, strict_min=True)
     momentum = check_real(momentum, "momentum", min_value=0.0)
     if momentum >= 1:
         raise ValueError(f"`momentum` must be < 1, got momentum={momentum}.")
@@ -451,18 +472,17 @@ def _check_optimiser(
 
 def gradient_descent(
     placement: GradientPlacement,
-    x0: Any,
+    x0: ArrayLike,
     *,
     steps: int = 100,
-    learning_rate: float = 0.1,
+    step_size: float = 0.1,
     momentum: float = 0.0,
     nesterov: bool = False,
     loss: Callable[[np.ndarray], float] | None = None,
     callback: Callable[[StepRecord, np.ndarray], bool | None] | None = None,
     update: Callable[[np.ndarray, np.ndarray, int], Any] | None = None,
-    stragglers: Stragglers | None = None,
-    rng: RngLike = None,
-    timeout: float = 60.0,
+    options: ExecutionOptions | None = None,
+    **option_fields: Any,
 ) -> GradientDescentResult:
     r"""Gradient descent with distributed (coded) gradients on a placement.
 
@@ -474,8 +494,8 @@ def gradient_descent(
         Initial parameters.
     steps : int
         Steps to take.
-    learning_rate : float
-        :math:`\eta > 0`.
+    step_size : float
+        :math:`\eta > 0` (the old spelling ``learning_rate`` is deprecated).
     momentum : float
         :math:`\beta \in [0, 1)`: heavy ball
         :math:`v \leftarrow \beta v - \eta \nabla F(x),\ x \leftarrow x + v`.
@@ -489,12 +509,13 @@ def gradient_descent(
     update : callable, optional
         The user's own rule ``update(params, gradient, step) -> params``,
         replacing the built-in one (``momentum`` must be 0).
-    stragglers : Stragglers, optional
-        Injected delays and failures, drawn afresh every step.
-    rng : Generator, SeedSequence, int or None
-        Source of the per-step draws.
-    timeout : float
-        Seconds each step may wait for a decodable set of returns.
+    options : ExecutionOptions, optional
+        ``stragglers`` (injected delays and failures, drawn afresh every step),
+        ``rng`` (the source of the per-step draws) and ``timeout`` (seconds each
+        step may wait for a decodable set of returns), as in
+        :meth:`GradientPlacement.gradient`.
+    **option_fields
+        Fields of :class:`coded.ExecutionOptions` as keywords.
 
     Returns
     -------
@@ -505,19 +526,24 @@ def gradient_descent(
     NotEnoughResultsError, GradientError
         As :meth:`GradientPlacement.gradient`.
     """
-    steps, rate, beta = _check_optimiser(
-        steps, learning_rate, momentum, nesterov, update
+    step_size = renamed_keyword(
+        option_fields,
+        "learning_rate",
+        "step_size",
+        step_size,
+        default=0.1,
+        caller="gradient_descent",
     )
-    generator = as_generator(rng)
+    steps, rate, beta = _check_optimiser(steps, step_size, momentum, nesterov, update)
+    run_options = _gradient_options(options, option_fields, "gradient_descent")
+    run_options = dataclasses.replace(run_options, rng=as_generator(run_options.rng))
     x = np.array(x0, dtype=np.float64)
     velocity = np.zeros_like(x)
     records: list[StepRecord] = []
     initial = float(loss(x)) if loss is not None else float("nan")
     for t in range(steps):
         at = x + beta * velocity if nesterov else x
-        step = placement.gradient(
-            at, stragglers=stragglers, rng=generator, timeout=timeout
-        )
+        step = placement.gradient(at, options=run_options)
         if update is not None:
             x = np.array(update(x, step.gradient, t), dtype=np.float64)
         else:
@@ -543,9 +569,9 @@ def gradient_descent(
 
 
 def coded_gradient_descent(
-    grad: Callable[[Any, np.ndarray], Any],
-    data: Any,
-    x0: Any,
+    data: ArrayLike | Sequence[ArrayLike],
+    grad: Callable[[Any, np.ndarray], ArrayLike],
+    x0: ArrayLike,
     *,
     client: Client,
     scheme: str = "coded",
@@ -556,16 +582,20 @@ def coded_gradient_descent(
 ) -> GradientDescentResult:
     """Place `data`, run :func:`gradient_descent`, release the placement.
 
+    The arguments come data first, as in :func:`place_gradient_data`; the old
+    order ``coded_gradient_descent(grad, data, x0)`` is deprecated (recognised by
+    a callable first argument).
+
     Parameters
     ----------
-    grad, data, client, scheme, n, s, construction
+    data, grad, client, scheme, n, s, construction
         As in :func:`place_gradient_data`.
     x0 : array_like
         Initial parameters.
     **descent
-        Keywords of :func:`gradient_descent` (``steps``, ``learning_rate``,
+        Keywords of :func:`gradient_descent` (``steps``, ``step_size``,
         ``momentum``, ``nesterov``, ``loss``, ``callback``, ``update``,
-        ``stragglers``, ``rng``, ``timeout``).
+        ``options`` and the fields of :class:`coded.ExecutionOptions`).
 
     Returns
     -------
@@ -581,12 +611,19 @@ def coded_gradient_descent(
     ...     Xp, yp = part
     ...     return Xp.T @ (Xp @ w - yp) / 40
     >>> with LocalCodedCluster(n_workers=4) as cluster:
-    ...     result = coded_gradient_descent(grad, (X, y), np.zeros(3), s=1,
+    ...     result = coded_gradient_descent((X, y), grad, np.zeros(3), s=1,
     ...                                     client=cluster.client, steps=30,
-    ...                                     learning_rate=1.0)
+    ...                                     step_size=1.0)
     >>> np.round(result.params, 6).tolist()
     [1.0, -2.0, 0.5]
     """
+    data, grad = data_first(
+        data,
+        grad,
+        old="(grad, data, x0)",
+        new="(data, grad, x0)",
+        caller="coded_gradient_descent",
+    )
     with place_gradient_data(
         data,
         grad,

@@ -12,7 +12,7 @@ from here; users reach the spec as ``coded.Stragglers``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -146,8 +146,8 @@ class Stragglers:
     profile: WorkerProfile | None = None
     time_unit: float = 1e-3
     delays: Mapping[int, float] = field(default_factory=dict)
-    failing: frozenset[int] = frozenset()
-    dying: frozenset[int] = frozenset()
+    failing: Collection[int] = frozenset()  # stored as a frozenset
+    dying: Collection[int] = frozenset()
     corrupt: Mapping[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -184,7 +184,7 @@ class Stragglers:
 
     def max_worker(self) -> int:
         """Return the largest worker index the spec names (``-1`` if none)."""
-        named = set(self.delays) | self.failing | self.dying | set(self.corrupt)
+        named = {*self.delays, *self.failing, *self.dying, *self.corrupt}
         return max(named, default=-1)
 
     def sample(self, n: int, *, rng: RngLike = None) -> FaultPlan:

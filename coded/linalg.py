@@ -6,15 +6,18 @@ the same stragglers and A is held once. Each solver returns its iterate and a
 per-step record (wall-clock time, objective, workers used), the data of a
 convergence-against-time plot.
 
-- :func:`lstsq_gd`: least squares ``min_w ||A w - b||^2 / 2`` by gradient descent,
-  ``w <- w - eta A^T (A w - b)``, which converges for ``0 < eta < 2 / sigma_1^2``
+- :func:`lstsq_gd`: least squares ``min_x ||A x - b||^2 / 2`` by gradient descent,
+  ``x <- x - eta A^T (A x - b)``, which converges for ``0 < eta < 2 / sigma_1^2``
   (the gradient is ``sigma_1^2``-Lipschitz); the default ``eta = 1 / sigma_1^2``
   estimates ``sigma_1`` by :func:`power_method` on the same placement.
 - :func:`power_method`: the top right singular vector of A by
   ``v <- A^T (A v) / ||A^T (A v)||``; ``||A v|| -> sigma_1`` at the rate
   ``(sigma_2 / sigma_1)^{2t}``.
 
-Over GF(p) neither iteration is meaningful: the placement must be over the reals.
+Both take the start point as ``x0`` (and ``lstsq_gd`` its step size as
+``step_size``), like :func:`coded.gradient_descent`; the old spellings ``w0`` and
+``v0`` are deprecated. Over GF(p) neither iteration is meaningful: the placement
+must be over the reals.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from coded._deprecation import renamed_keyword
 from coded._dispatch import ExecutionOptions, execution_options
 from coded._placed import PlacedOperand, matmul_placed
 from coded._result import MatmulResult
@@ -47,7 +52,7 @@ class IterationRecord:
     elapsed_seconds : float
         Wall-clock seconds from the solver's start to the end of this step.
     objective : float
-        ``||A w - b|| / ||b||`` after the step (least squares), or the estimate
+        ``||A x - b|| / ||b||`` after the step (least squares), or the estimate
         ``||A v||`` of ``sigma_1`` (power method).
     forward_workers, backward_workers : tuple of int
         Workers whose results decoded ``A @ x`` and ``A.T @ y`` in this step.
@@ -67,7 +72,7 @@ class IterativeResult:
     Parameters
     ----------
     solution : numpy.ndarray
-        The final iterate (least squares: ``w``; power method: the unit vector
+        The final iterate (least squares: ``x``; power method: the unit vector
         ``v``).
     value : float
         The final objective (relative residual, or the estimate of sigma_1).
@@ -125,7 +130,7 @@ def power_method(
     A: PlacedOperand,
     *,
     iterations: int = 50,
-    v0: Any = None,
+    x0: ArrayLike | None = None,
     options: ExecutionOptions | None = None,
     **option_fields: Any,
 ) -> IterativeResult:
@@ -141,10 +146,11 @@ def power_method(
         A placed over the reals by :func:`coded.place_operand` (a block code).
     iterations : int
         Number of steps, ``>= 1``.
-    v0 : array_like, shape (d,), optional
-        Starting vector (default: random normal from `rng`).
+    x0 : array_like, shape (d,), optional
+        Starting vector (default: random normal from `rng`; the old spelling
+        ``v0`` is deprecated).
     options : ExecutionOptions, optional
-        Stragglers, timeout and rng of every product (the rng also draws `v0`).
+        Stragglers, timeout and rng of every product (the rng also draws `x0`).
     **option_fields
         Fields of :class:`coded.ExecutionOptions` as keywords.
 
@@ -166,9 +172,12 @@ def power_method(
     """
     A = _check_placed(A)
     iterations = check_int(iterations, "iterations", min_value=1)
+    x0 = renamed_keyword(
+        option_fields, "v0", "x0", x0, default=None, caller="power_method"
+    )
     options = _with_generator(execution_options(options, option_fields, "power_method"))
     d = A.shape[1]
-    v = options.rng.standard_normal(d) if v0 is None else _vector(v0, "v0", d)
+    v = options.rng.standard_normal(d) if x0 is None else _vector(x0, "x0", d)
     v = v / np.linalg.norm(v)
     multiply = _stepper(options)
     began, records, sigma = time.perf_counter(), [], 0.0
@@ -178,7 +187,7 @@ def power_method(
         sigma = float(np.linalg.norm(forward.product))
         norm = float(np.linalg.norm(backward.product))
         if norm == 0.0:
-            raise ValueError("`v0` is orthogonal to A's row space: A v = 0.")
+            raise ValueError("`x0` is orthogonal to A's row space: A x0 = 0.")
         v = backward.product / norm
         records.append(_record(step, began, sigma, forward, backward))
     return IterativeResult(solution=v, value=sigma, records=tuple(records))
@@ -186,19 +195,19 @@ def power_method(
 
 def lstsq_gd(
     A: PlacedOperand,
-    b: Any,
+    b: ArrayLike,
     *,
     steps: int = 50,
     step_size: float | None = None,
-    w0: Any = None,
+    x0: ArrayLike | None = None,
     options: ExecutionOptions | None = None,
     **option_fields: Any,
 ) -> IterativeResult:
-    r"""Least squares ``min_w ||A w - b||^2 / 2`` by gradient descent on a placed A.
+    r"""Least squares ``min_x ||A x - b||^2 / 2`` by gradient descent on a placed A.
 
-    Each step computes the residual ``r = A w - b`` and the gradient
+    Each step computes the residual ``r = A x - b`` and the gradient
     ``g = A^T r`` as coded products of the same placement, then
-    ``w <- w - eta g``. With ``eta = 1 / sigma_1^2`` the error contracts by
+    ``x <- x - eta g``. With ``eta = 1 / sigma_1^2`` the error contracts by
     ``1 - (sigma_min / sigma_1)^2`` per step.
 
     Parameters
@@ -212,8 +221,8 @@ def lstsq_gd(
     step_size : float, optional
         ``eta > 0``; default ``1 / sigma_1^2`` with sigma_1 estimated by 20 steps
         of :func:`power_method` on the same placement (not counted in `steps`).
-    w0 : array_like, shape (d,), optional
-        Starting point (default zeros).
+    x0 : array_like, shape (d,), optional
+        Starting point (default zeros; the old spelling ``w0`` is deprecated).
     options : ExecutionOptions, optional
         Stragglers, timeout and rng of every product.
     **option_fields
@@ -222,7 +231,7 @@ def lstsq_gd(
     Returns
     -------
     IterativeResult
-        ``solution`` is w, ``value`` the final ``||A w - b|| / ||b||``; each
+        ``solution`` is x, ``value`` the final ``||A x - b|| / ||b||``; each
         record's objective is that relative residual before the step's update.
 
     Examples
@@ -230,7 +239,7 @@ def lstsq_gd(
     >>> import numpy as np
     >>> from coded import LocalCodedCluster, place_operand
     >>> A = np.array([[1.0, 1.0], [1.0, -1.0], [0.0, 0.0]])  # A^T A = 2 I
-    >>> b = np.array([-1.0, 3.0, 1.0])  # A w = b has no solution
+    >>> b = np.array([-1.0, 3.0, 1.0])  # A x = b has no solution
     >>> with LocalCodedCluster(n_workers=3) as cluster:
     ...     with place_operand(A, k=2, client=cluster.client) as placed:
     ...         result = lstsq_gd(placed, b, steps=2, step_size=0.5)
@@ -239,6 +248,7 @@ def lstsq_gd(
     """
     A = _check_placed(A)
     steps = check_int(steps, "steps", min_value=1)
+    x0 = renamed_keyword(option_fields, "w0", "x0", x0, default=None, caller="lstsq_gd")
     options = _with_generator(execution_options(options, option_fields, "lstsq_gd"))
     m, d = A.shape
     b = _vector(b, "b", m)
@@ -246,19 +256,19 @@ def lstsq_gd(
         sigma = power_method(A, iterations=20, options=options).value
         step_size = 1.0 / sigma**2
     step_size = check_real(step_size, "step_size", min_value=0.0, strict_min=True)
-    w = np.zeros(d) if w0 is None else _vector(w0, "w0", d)
+    x = np.zeros(d) if x0 is None else _vector(x0, "x0", d)
     scale = float(np.linalg.norm(b)) or 1.0
     multiply = _stepper(options)
     began, records = time.perf_counter(), []
     for step in range(1, steps + 1):
-        forward = multiply(A, w)
+        forward = multiply(A, x)
         residual = forward.product - b
         backward = multiply(A.T, residual)
-        w = w - step_size * backward.product
+        x = x - step_size * backward.product
         objective = float(np.linalg.norm(residual)) / scale
         records.append(_record(step, began, objective, forward, backward))
-    value = float(np.linalg.norm(multiply(A, w).product - b)) / scale
-    return IterativeResult(solution=w, value=value, records=tuple(records))
+    value = float(np.linalg.norm(multiply(A, x).product - b)) / scale
+    return IterativeResult(solution=x, value=value, records=tuple(records))
 
 
 def _with_generator(options: ExecutionOptions) -> ExecutionOptions:

@@ -27,12 +27,14 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as nps
 
 from coded.codes import (
+    Code,
     MDSCode,
     PolynomialCode,
     ReplicationCode,
     RowMDSCode,
     UncodedCode,
 )
+from coded.codes.interface import FieldLike
 
 __all__ = [
     "batch_splits",
@@ -50,7 +52,11 @@ _KINDS = ("mds", "replication", "uncoded", "row_mds", "polynomial")
 
 @st.composite
 def mds_codes(
-    draw: Any, *, max_n: int = 12, field: Any = None, systematic: bool | None = None
+    draw: Any,
+    *,
+    max_n: int = 12,
+    field: FieldLike = None,
+    systematic: bool | None = None,
 ) -> MDSCode:
     """Strategy for ``MDSCode(n, k, field)`` with ``1 <= k <= n <= max_n``.
 
@@ -72,7 +78,7 @@ def mds_codes(
 
 @st.composite
 def polynomial_codes(
-    draw: Any, *, max_n: int = 12, field: Any = None
+    draw: Any, *, max_n: int = 12, field: FieldLike = None
 ) -> PolynomialCode:
     """Strategy for ``PolynomialCode(n, p_a, p_b, field)`` with ``p_a p_b <= n``.
 
@@ -94,7 +100,7 @@ def codes(
     draw: Any,
     *,
     max_n: int = 12,
-    field: Any = None,
+    field: FieldLike = None,
     kinds: tuple[str, ...] = _KINDS,
 ) -> Any:
     """Strategy for any code of the package with valid parameters.
@@ -135,7 +141,7 @@ def _minimal_prefix(code: Any, order: list[int]) -> int:
 
 
 @st.composite
-def decodable_subsets(draw: Any, code: Any, *, minimal: bool = True) -> list[int]:
+def decodable_subsets(draw: Any, code: Code, *, minimal: bool = True) -> list[int]:
     """Strategy for sets of workers whose whole results decode `code`.
 
     Draws a random order of the workers and keeps the shortest decodable prefix
@@ -157,7 +163,7 @@ def decodable_subsets(draw: Any, code: Any, *, minimal: bool = True) -> list[int
 
 
 @st.composite
-def undecodable_subsets(draw: Any, code: Any) -> list[int]:
+def undecodable_subsets(draw: Any, code: Code) -> list[int]:
     """Strategy for the largest non-decodable prefix of a random worker order.
 
     Parameters
@@ -170,7 +176,7 @@ def undecodable_subsets(draw: Any, code: Any) -> list[int]:
 
 
 def matrices(
-    shape: tuple[int, ...], *, field: Any = None, max_abs: int = 9
+    shape: tuple[int, ...], *, field: FieldLike = None, max_abs: int = 9
 ) -> st.SearchStrategy:
     """Strategy for integer-valued matrices of `shape`.
 
@@ -193,7 +199,7 @@ def matrices(
 def operands(
     draw: Any,
     *,
-    field: Any = None,
+    field: FieldLike = None,
     m: int | None = None,
     max_size: int = 6,
     vector: bool | None = None,

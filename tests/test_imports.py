@@ -203,6 +203,32 @@ def test_no_module_imports_another_packages_private_module():
     assert _private_imports(_project_modules()) == []
 
 
+def _third_party_private_imports(modules, libraries=("dask", "distributed")):
+    """``(importer, private name)`` for every import of a private of `libraries`."""
+    return sorted(
+        (name, target)
+        for name, (is_package, tree) in modules.items()
+        for target, _ in _imports(name, is_package, tree)
+        if target.split(".")[0] in libraries
+        and any(
+            part.startswith("_") and not part.startswith("__")
+            for part in target.split(".")
+        )
+    )
+
+
+def test_no_module_imports_a_private_of_dask_or_distributed():
+    # the task tuple form ``{key: (func, *args)}`` is dask's public graph spec
+    assert _third_party_private_imports(_project_modules()) == []
+    flagged = {
+        "m": (False, ast.parse("from dask._task_spec import Task\nimport dask.array\n"))
+    }
+    assert _third_party_private_imports(flagged) == [
+        ("m", "dask._task_spec"),
+        ("m", "dask._task_spec.Task"),
+    ]
+
+
 # A small tree: the checks must flag what the rules forbid, and only that.
 SYNTHETIC = {
     "pkg": (True, "from pkg._core import f\nfrom pkg.sub import h\n"),

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = [
+    "all_finite",
     "check_finite_matrix",
     "check_int",
     "check_k_of_n",
@@ -313,10 +314,38 @@ def check_finite_matrix(
     if array.dtype.kind == "f":
         if not (keep_float32 and array.dtype == np.float32):
             array = array.astype(np.float64, copy=False)
-        # min and max propagate NaN and reach +-inf: two passes, no temporary
-        if array.size and not (np.isfinite(array.min()) and np.isfinite(array.max())):
+        if not all_finite(array):
             raise ValueError(f"`{name}` must be finite (no NaN or inf).")
     return array
+
+
+def all_finite(array: np.ndarray) -> bool:
+    """Whether a float array holds no NaN or inf: one pass, no temporary array.
+
+    A NaN or an infinity makes the sum NaN or infinite; a finite sum therefore
+    settles it. Only a sum that overflows needs the second look: min and max
+    (which propagate NaN and reach +-inf).
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        Floating-point array of any shape.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> all_finite(np.array([1e308, 1e308])), all_finite(np.array([1.0, np.nan]))
+    (True, False)
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(array.sum()):
+            return True
+    return bool(
+        array.size == 0 or (np.isfinite(array.min()) and np.isfinite(array.max()))
+    )
 
 
 def _is_sparse(values: object) -> bool:

@@ -18,9 +18,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from galois import FieldArray
 
 __all__ = ["Code", "Decoder", "EncodedOperands", "Piece"]
 
@@ -144,7 +147,7 @@ class Code(ABC):
         """Number of whole worker results that always suffice (``k``)."""
 
     @property
-    def field(self) -> Any:
+    def field(self) -> type[FieldArray] | None:
         """The galois field class, or ``None`` for the real numbers."""
         return None
 

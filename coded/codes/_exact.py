@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from coded.codes._modular import matmul_mod_into
 from coded.codes._units import UnitCode
 from coded.errors import DecodingError
 from theory.validation import check_finite_matrix
+
+if TYPE_CHECKING:
+    from galois import FieldArray
 
 __all__ = ["ExactCode", "ExactContext", "ExactDecoder", "multiply_residues"]
 
@@ -221,7 +224,7 @@ class ExactCode(Code):
         return self._code(_crt.exact_primes(1)[0]).recovery_threshold
 
     @property
-    def field(self) -> Any:
+    def field(self) -> type[FieldArray] | None:
         """``None``: the product is over the integers (each prime's code is GF(p))."""
         return None
 

@@ -29,14 +29,17 @@ import math
 import sys
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import scipy.linalg
 
 from coded.codes import _modular
 from coded.errors import IllConditionedWarning
-from theory.validation import check_finite_matrix, check_prime
+from theory.validation import all_finite, check_finite_matrix, check_prime
+
+if TYPE_CHECKING:
+    from galois import FieldArray
 
 __all__ = [
     "DEFAULT_PRIME",
@@ -84,11 +87,15 @@ def is_field_array(value: object) -> bool:
     return galois is not None and isinstance(value, galois.FieldArray)
 
 
-def galois_field(p: int) -> Any:
+def galois_field(p: int) -> type[FieldArray]:
     """Return the (cached) galois class of GF(p)."""
     import galois  # heavy: loaded on demand only
 
     return galois.GF(p)
+
+
+# What a code's `field` argument takes: None (the reals), a prime p, or galois.GF(p).
+FieldLike = int | type["FieldArray"] | None
 
 
 def resolve_prime(field: object) -> int | None:
@@ -306,7 +313,7 @@ def lift(residues: np.ndarray, output: Output, p: int | None) -> Any:
     if output in REAL_OUTPUTS:
         with np.errstate(over="ignore"):  # raised below
             product = residues.astype(real_dtype(output), copy=False)
-        if not _all_finite(product):
+        if not all_finite(product):
             raise ValueError(
                 f"decoding overflows {product.dtype}: the decoded product is not "
                 "finite though every piece was; scale the operands down."
@@ -317,11 +324,6 @@ def lift(residues: np.ndarray, output: Output, p: int | None) -> Any:
     if output == "field":
         return galois_field(p)(residues)
     return np.where(residues > p // 2, residues - p, residues)
-
-
-def _all_finite(array: np.ndarray) -> bool:
-    """Whether a float array has no NaN or inf (min/max: two passes, no temporary)."""
-    return not array.size or bool(np.isfinite(array.min()) and np.isfinite(array.max()))
 
 
 def as_output(array: np.ndarray, output: Output, p: int | None) -> Any:
@@ -405,7 +407,7 @@ def encode_product(
                     out[:, start:stop] = G @ sources.astype(np.float64)
         else:
             _modular.matmul_mod_into(G, sources, p, out[:, start:stop])
-    if p is None and not _all_finite(out):
+    if p is None and not all_finite(out):
         raise ValueError(
             f"encoding overflows {out.dtype}: a coded share (a combination of up to "
             f"{G.shape[1]} blocks) is not finite; scale the operand down."

@@ -91,7 +91,7 @@ class LagrangeCode:
         degree: int,
         *,
         T: int = 0,
-        field: Any = fields.DEFAULT_PRIME,
+        field: fields.FieldLike = fields.DEFAULT_PRIME,
     ) -> None:
         self.n = check_int(n, "n", min_value=1)
         self.K = check_int(K, "K", min_value=1)

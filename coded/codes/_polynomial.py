@@ -169,7 +169,7 @@ class PolynomialCode(UnitCode):
         n: int,
         p_a: int,
         p_b: int,
-        field: Any = None,
+        field: fields.FieldLike = None,
         construction: str | None = None,
     ):
         n = check_int(n, "n", min_value=1)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from coded.codes import _fields as fields
@@ -56,7 +54,7 @@ class ReplicationCode(BlockCode):
     _threshold_name = "n/r"
     _unit_name = "distinct blocks"
 
-    def __init__(self, n: int, r: int, field: Any = None):
+    def __init__(self, n: int, r: int, field: fields.FieldLike = None):
         n = check_int(n, "n", min_value=1)
         r = check_int(r, "r", min_value=1, max_value=n)
         if n % r:
@@ -98,7 +96,7 @@ class UncodedCode(BlockCode):
 
     _threshold_name = "n"
 
-    def __init__(self, n: int, field: Any = None):
+    def __init__(self, n: int, field: fields.FieldLike = None):
         n = check_int(n, "n", min_value=1)
         p = fields.resolve_prime(field)
         self._setup(n, np.eye(n), p, [1] * n)

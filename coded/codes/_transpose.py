@@ -24,7 +24,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from coded.codes import _fields as fields
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
 from coded.codes._mds import BlockCode
 from coded.codes._units import UnitContext, UnitDecoder
+
+if TYPE_CHECKING:
+    from galois import FieldArray
 
 __all__ = [
     "TransposedCode",
@@ -131,7 +134,7 @@ class TransposedCode(Code):
         return self.inner.recovery_threshold
 
     @property
-    def field(self) -> Any:
+    def field(self) -> type[FieldArray] | None:
         """The inner code's field (None over the reals)."""
         return self.inner.field
 

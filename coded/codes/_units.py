@@ -35,7 +35,7 @@ import warnings
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg
@@ -51,6 +51,9 @@ from coded.errors import (
     NonFiniteResultError,
 )
 from theory.validation import check_int
+
+if TYPE_CHECKING:
+    from galois import FieldArray
 
 __all__ = [
     "MAX_CONDITION",
@@ -226,7 +229,7 @@ class UnitCode(Code):
 
     # -- the Code interface ------------------------------------------------------
     @property
-    def field(self) -> Any:
+    def field(self) -> type[FieldArray] | None:
         """The galois field class GF(p), or ``None`` for the real numbers."""
         return None if self._p is None else fields.galois_field(self._p)
 

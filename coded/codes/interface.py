@@ -8,7 +8,7 @@ and runs, the real worker product and the real MDS generators. Modules outside
 
 from __future__ import annotations
 
-from coded.codes._fields import encode_product, multiply_real
+from coded.codes._fields import FieldLike, encode_product, multiply_real
 from coded.codes._freivalds import (
     ShareChecks,
     draw_vectors,
@@ -24,6 +24,7 @@ from coded.codes._units import UnitContext
 
 __all__ = [
     "GRADIENT_SCHEMES",
+    "FieldLike",
     "GradientScheme",
     "ShareChecks",
     "TransposedContext",

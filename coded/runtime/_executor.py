@@ -25,7 +25,6 @@ import asyncio
 import itertools
 import time
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
@@ -33,6 +32,7 @@ from dask.utils import apply
 from distributed import Client, Future, as_completed
 from distributed.comm import CommClosedError
 
+from coded import MatmulResult, TaskRecord
 from coded.codes import Code, EncodedOperands, Piece
 from coded.injection import FaultPlan, TaskFault
 from coded.runtime._dask_helpers import (
@@ -66,8 +66,7 @@ from coded.runtime._worker import TaskOutput, project_output, run_batch, wake_wa
 
 __all__ = [
     "BackupPolicy",
-    "Execution",
-    "PendingExecution",
+    "MatmulHandle",
     "execute",
     "submit_execution",
     "submit_execution_async",
@@ -78,27 +77,6 @@ _IDLE_POLL_SECONDS = 0.25
 _BACKUP_POLL_SECONDS = 0.01
 _ASYNC_POLL_SECONDS = 0.002
 EMBED_BYTES = 1 << 20  # a shared right operand up to 1 MiB travels in the tasks
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class Execution:
-    """What one run produced: the product and its record (seconds throughout)."""
-
-    product: Any
-    call_id: str
-    finish_seconds: tuple[float, ...]
-    used_workers: tuple[int, ...]
-    failed_workers: tuple[int, ...]
-    stage_seconds: dict[str, float]
-    cancelled_tasks: int
-    backup_tasks: int
-    overlap_seconds: float
-    condition_number: float = float("nan")
-    units_used: int = 0
-    suspect_workers: tuple[int, ...] = ()
-    # per task: (worker, batch, start row, stop row, finish seconds or NaN,
-    # "used" | "unused" | "cancelled" | "failed", copies)
-    tasks: tuple[tuple[int, int, int, int, float, str, int], ...] = ()
 
 
 class _Run:
@@ -522,6 +500,37 @@ def _nbytes(value: Any) -> int:
 
 
 def execute(
+    client: Client, code: Code, encoded: EncodedOperands, **submission: Any
+) -> MatmulResult:
+    """Run one coded product on the cluster and decode it as early as possible.
+
+    :func:`submit_execution_async` with a blocking client, then
+    :meth:`MatmulHandle.result`; `submission` are its keywords.
+
+    Returns
+    -------
+    MatmulResult
+    """
+    return submit_execution(client, code, encoded, **submission).result()
+
+
+def submit_execution(
+    client: Client, code: Code, encoded: EncodedOperands, **submission: Any
+) -> MatmulHandle:
+    """:func:`submit_execution_async` with a blocking client: returns at once.
+
+    Returns
+    -------
+    MatmulHandle
+    """
+    if client.asynchronous:
+        raise TypeError(
+            "`client` is asynchronous: await submit_execution_async instead."
+        )
+    return client.sync(submit_execution_async, client, code, encoded, **submission)
+
+
+async def submit_execution_async(
     client: Client,
     code: Code,
     encoded: EncodedOperands,
@@ -534,13 +543,26 @@ def execute(
     row_weights: Sequence[float] | None = None,
     placed_lefts: Sequence[Future | None] | None = None,
     label: str | None = None,
-) -> Execution:
-    """Run one coded product on the cluster and decode it as early as possible.
+    layout: ProductLayout | None = None,
+    check: Callable[[Piece], bool] | None = None,
+    verify: str = "detect",
+    redundancy: str = "off",
+    scheme: str | None = None,
+    verification: str = "off",
+    began: float | None = None,
+    encode_seconds: float = 0.0,
+) -> MatmulHandle:
+    """Place and submit one coded product; return before its results arrive.
+
+    The one signature of a run: :func:`submit_execution` and :func:`execute`
+    take the same keywords. Several products may be in flight at once: each
+    :meth:`MatmulHandle.result` waits for its own results only (no thread per
+    product), with its timeout counted from submission.
 
     Parameters
     ----------
     client : distributed.Client
-        A running client.
+        A running client (blocking or asynchronous).
     code : Code
         The scheme (only its encoded operands, ``multiply`` and decoder are used).
     encoded : EncodedOperands
@@ -569,85 +591,43 @@ def execute(
         Names the run in its Dask keys, ``coded-<label>-share-<i>-b<j>-<id>``,
         so that the dashboard's task stream shows the scheme and the share
         (default: the code's class, n and threshold, e.g. ``mds-8-6``).
+    layout : ProductLayout, optional
+        Decode on a Dask worker into a dask.array of that layout (default:
+        decode on the client).
+    check : callable, optional
+        ``check(piece) -> bool`` tests every piece before it is decoded; one
+        that fails ends the run with `InconsistentResultsError`
+        (``verify="detect"``) or drops its worker (``"correct"``, see
+        :class:`~coded.runtime._state.RunState`).
+    verify : {"detect", "correct", "off"}
+        What a failed check does.
+    redundancy : {"off", "detect", "correct"}
+        Check the results against each other instead: the decoder waits for
+        one (``"detect"``) or two (``"correct"``) results beyond a decodable set
+        and decodes only if they agree (codes with ``supports_verify``).
+    scheme, verification : str
+        The record's scheme name (default: the code's class) and how the
+        results were checked.
+    began : float, optional
+        ``time.perf_counter()`` at the start of the call (default: now), from
+        which ``stage_seconds["total"]`` counts.
+    encode_seconds : float
+        The record's ``encode`` stage, spent before this call.
 
     Returns
     -------
-    Execution
+    MatmulHandle
 
     Raises
     ------
     NotEnoughResultsError
-        As soon as no decodable set can still arrive, at the latest at `timeout`;
-        it lists the lost workers and the code's tolerance.
+        (From :meth:`MatmulHandle.result`.) As soon as no decodable set can still
+        arrive, at the latest at `timeout`; it lists the lost workers and the
+        code's tolerance.
     SchedulerLostError
         The scheduler became unreachable.
     """
-    return submit_execution(
-        client,
-        code,
-        encoded,
-        addresses=addresses,
-        batches=batches,
-        faults=faults,
-        timeout=timeout,
-        policy=policy,
-        row_weights=row_weights,
-        placed_lefts=placed_lefts,
-        label=label,
-    ).result()
-
-
-def submit_execution(
-    client: Client, code: Code, encoded: EncodedOperands, **kwargs: Any
-) -> PendingExecution:
-    """Place and submit one coded product; return before its results arrive.
-
-    Keyword arguments are those of :func:`execute`, `layout`: decode on a Dask
-    worker into a dask.array of that layout (None: decode on the client), and
-    `check` and `verify`: ``check(piece) -> bool`` tests every piece before it is
-    decoded; one that fails ends the run with `InconsistentResultsError`
-    (``verify="detect"``) or drops its worker (``"correct"``, see
-    :class:`~coded.runtime._state.RunState`). `redundancy` (``"detect"`` or
-    ``"correct"``; default ``"off"``): the decoder instead waits for one (two)
-    results beyond a decodable set and checks them against each other.
-    Several products may be in flight at once: each
-    :meth:`PendingExecution.result` waits for its own results only (no thread
-    per product), with its timeout counted from submission.
-
-    Returns
-    -------
-    PendingExecution
-    """
-    if client.asynchronous:
-        raise TypeError(
-            "`client` is asynchronous: await submit_execution_async instead."
-        )
-    return client.sync(submit_execution_async, client, code, encoded, **kwargs)
-
-
-async def submit_execution_async(
-    client: Client,
-    code: Code,
-    encoded: EncodedOperands,
-    *,
-    addresses: Sequence[str],
-    batches: Sequence[Sequence[tuple[int, int]]],
-    faults: FaultPlan | None = None,
-    timeout: float = 60.0,
-    policy: BackupPolicy | None = None,
-    row_weights: Sequence[float] | None = None,
-    placed_lefts: Sequence[Future | None] | None = None,
-    label: str | None = None,
-    layout: ProductLayout | None = None,
-    check: Callable[[Piece], bool] | None = None,
-    verify: str = "detect",
-    redundancy: str = "off",
-) -> PendingExecution:
-    """:func:`submit_execution` on the event loop of `client` (any client).
-
-    Await :meth:`PendingExecution.result_async` of the returned product with an
-    asynchronous client.
-    """
+    began = time.perf_counter() if began is None else began
     weights = [1.0] * len(addresses) if row_weights is None else row_weights
     run = _Run(
         client,
@@ -668,23 +648,42 @@ async def submit_execution_async(
         redundancy=redundancy,
     )
     try:
-        began = time.perf_counter()
+        placing = time.perf_counter()
         await run.place_async()
-        place_seconds = time.perf_counter() - began
+        place_seconds = time.perf_counter() - placing
         run.start()
     except BaseException:
         run.release()
         raise
-    return PendingExecution(run, place_seconds)
+    return MatmulHandle(
+        run,
+        scheme=scheme or type(code).__name__,
+        verification=verification,
+        began=began,
+        stage_seconds={"encode": encode_seconds, "place": place_seconds},
+    )
 
 
-class PendingExecution:
-    """A submitted coded product (see :func:`submit_execution`)."""
+class MatmulHandle:
+    """A coded product in flight; `MatmulHandle.result` gives its `MatmulResult`.
 
-    def __init__(self, run: _Run, place_seconds: float) -> None:
-        self._run = run
-        self._stages = {"place": place_seconds}
-        self._execution: Execution | None = None
+    Returned by :func:`coded.submit_matmul`. The product's tasks are already on
+    the cluster; several handles may be outstanding at once, each waiting only
+    for its own results when :meth:`result` is called (no thread per product).
+    """
+
+    def __init__(
+        self,
+        run: _Run,
+        *,
+        scheme: str,
+        verification: str,
+        began: float,
+        stage_seconds: dict[str, float],
+    ) -> None:
+        self._run, self._scheme, self._verification = run, scheme, verification
+        self._began, self._stages = began, stage_seconds
+        self._result: MatmulResult | None = None
         self._error: BaseException | None = None
 
     @property
@@ -692,15 +691,22 @@ class PendingExecution:
         """Identifier in every Dask key of the product."""
         return self._run.call_id
 
-    def result(self) -> Execution:
-        """Wait until decodable, release, decode (once; later calls return it).
+    def result(self) -> MatmulResult:
+        """Wait for a decodable set of results, decode and release (once).
+
+        Returns
+        -------
+        MatmulResult
+            ``stage_seconds["total"]`` runs from the start of the call to the
+            end of this method's first call.
 
         Raises
         ------
         NotEnoughResultsError
-            As :func:`execute`.
+            Failures left no decodable set, or the timeout (counted from
+            submission) expired first.
         """
-        if self._execution is None and self._error is None:
+        if self._result is None and self._error is None:
             try:
                 self._run.wait()
             except BaseException as error:
@@ -708,9 +714,12 @@ class PendingExecution:
             self._settle(None)
         return self._outcome()
 
-    async def result_async(self) -> Execution:
-        """:meth:`result` on the event loop of an asynchronous client."""
-        if self._execution is None and self._error is None:
+    async def result_async(self) -> MatmulResult:
+        """:meth:`result` for a handle of an asynchronous client (``await``).
+
+        ``await handle`` is the same.
+        """
+        if self._result is None and self._error is None:
             try:
                 await self._run.wait_async()
             except BaseException as error:
@@ -718,11 +727,20 @@ class PendingExecution:
             self._settle(None)
         return self._outcome()
 
-    def _outcome(self) -> Execution:
+    def __await__(self) -> Generator[Any, None, MatmulResult]:
+        return self.result_async().__await__()
+
+    def __repr__(self) -> str:
+        state = "done" if self._result is not None else "in flight"
+        return (
+            f"MatmulHandle(scheme={self._scheme!r}, call_id={self.call_id!r}, {state})"
+        )
+
+    def _outcome(self) -> MatmulResult:
         if self._error is not None:
             raise self._error
-        assert self._execution is not None
-        return self._execution
+        assert self._result is not None
+        return self._result
 
     def _settle(self, error: BaseException | None) -> None:
         """Release the call; record `error` (and re-raise it) or the product."""
@@ -757,8 +775,12 @@ class PendingExecution:
             (o.compute_seconds for o in outputs),
             default=0.0 if run.layout is None else float("nan"),
         )
-        self._execution = Execution(
+        stages["total"] = time.perf_counter() - self._began
+        self._result = MatmulResult(
             product=product,
+            scheme=self._scheme,
+            n=run.n,
+            k=int(run.code.recovery_threshold),
             call_id=run.call_id,
             finish_seconds=tuple(state.finish),
             used_workers=state.used_workers,
@@ -774,5 +796,16 @@ class PendingExecution:
                     {*state.suspects, *getattr(state.decoder, "suspect_workers", ())}
                 )
             ),
-            tasks=run.records,
+            verification=self._verification,
+            tasks=tuple(
+                TaskRecord(
+                    worker=worker,
+                    batch=batch,
+                    rows=(start, stop),
+                    finish_seconds=finish,
+                    status=status,
+                    copies=copies,
+                )
+                for worker, batch, start, stop, finish, status, copies in run.records
+            ),
         )

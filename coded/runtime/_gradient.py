@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from distributed import Client, Future, wait
 
+from coded import MatmulResult
 from coded.codes.interface import GradientScheme, WorkerShare
 from coded.injection import FaultPlan
 from coded.runtime._dask_helpers import (
@@ -27,7 +28,7 @@ from coded.runtime._dask_helpers import (
     new_call_id,
     scatter_to_workers,
 )
-from coded.runtime._executor import Execution, execute
+from coded.runtime._executor import execute
 
 __all__ = ["place_shares", "release_shares", "run_gradient_step"]
 
@@ -110,7 +111,7 @@ def run_gradient_step(
     worker_rows: Sequence[int],
     faults: FaultPlan | None,
     timeout: float,
-) -> Execution:
+) -> MatmulResult:
     """One step: ship `params`, run ``combine`` on every worker, decode early.
 
     Parameters
@@ -134,7 +135,7 @@ def run_gradient_step(
 
     Returns
     -------
-    Execution
+    MatmulResult
         ``product`` is the decoded gradient.
     """
     counts = [len(partitions) for partitions in scheme.supports]

@@ -15,12 +15,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from distributed import as_completed, wait
+from distributed import Client, as_completed, wait
 
-from coded.codes import UncodedCode
+from coded.codes import RowMDSCode, UncodedCode
 from coded.codes.interface import encode_product, multiply_real, share_checks
 from coded.injection import Stragglers, TaskFault
 from coded.runtime._cluster import check_client, worker_addresses
@@ -30,6 +30,9 @@ from coded.runtime._worker import _finish_fault, wake_waits
 from theory.rng import RngLike, as_generator
 from theory.validation import check_int, check_real
 
+if TYPE_CHECKING:
+    from allocation import ProfileFit
+
 __all__ = ["profile_workers"]
 
 _RAMP = 4  # the probe load grows by this factor until a probe is slow enough
@@ -38,6 +41,9 @@ _CONFIRM = 6  # repeats of the last probe
 _SWITCH_SECONDS = 2e-4  # the interpreter's thread switch interval while timing
 _ENCODE_SHAPE = (128, 256, 4096)  # parity blocks, source blocks, columns timed
 _ENCODE_REPEATS = 5
+# A timed whole encode: 8 workers of 48 blocks of 32 rows (u = 256 source
+# blocks, as the solvers choose for large m), 512 columns: 32 MiB of A, 48 of shares
+_WHOLE_ENCODE = (8, 48, 256, 32, 512)  # workers, blocks each, u, rows per block, d
 _CHECK_SHAPE = (8192, 256)  # coded rows, columns of a timed Freivalds draw
 _switching = threading.Lock()
 _timing_calibrations = 0  # calibrations timing kernels in this process
@@ -324,22 +330,54 @@ def _check_rate() -> float:
     return rows * columns / float(np.median(seconds))
 
 
-def _encode_rate() -> float:
-    """Flops per second of the client's encoding kernel (median of a few)."""
+def _encode_seconds(G: np.ndarray, full: np.ndarray) -> float:
+    """Seconds of one parity product ``G @ full`` (the encoding kernel)."""
+    began = time.perf_counter()
+    encode_product(G, full, np.empty((0, full.shape[1])), None)
+    return time.perf_counter() - began
+
+
+def _encode_rates() -> tuple[float, float]:
+    """Return the client's encoding rates: ``R`` (flops/s) and ``W`` (entries/s).
+
+    ``R`` times the parity product alone; ``W`` is what a whole encode of a
+    representative allocation (`_WHOLE_ENCODE`: validating A, the parity
+    product, writing the coded shares) takes beyond its product's ``F / R``,
+    per entry of A and of the shares. Medians of interleaved repeats, so that
+    both rates see the same moments of a busy machine.
+    """
+    from allocation import Allocation
+
     parity, sources, columns = _ENCODE_SHAPE
     rng = np.random.default_rng(0)
     G = rng.standard_normal((parity, sources))
-    full, tail = rng.standard_normal((sources, columns)), np.empty((0, columns))
-    seconds = []
+    full = rng.standard_normal((sources, columns))
+    n, blocks, u, v, d = _WHOLE_ENCODE
+    plan = Allocation(
+        loads=[blocks * v] * n,
+        batches=[1] * n,
+        m=u * v,
+        block_rows=v,
+        expected_latency=0.0,
+        solver="profile",
+    )
+    code = RowMDSCode(plan.loads, plan.m, block_rows=v)
+    A, x = rng.standard_normal((plan.m, d)), np.ones(d)
+    flops = 2.0 * parity * sources * columns
+    rates, rests = [], []
     for _ in range(_ENCODE_REPEATS):
+        rate = flops / _encode_seconds(G, full)
         began = time.perf_counter()
-        encode_product(G, full, tail, None)
-        seconds.append(time.perf_counter() - began)
-    return 2.0 * parity * sources * columns / float(np.median(seconds))
+        code.encode_operands(A, x)
+        rests.append(time.perf_counter() - began - plan.encode_flops(d) / rate)
+        rates.append(rate)
+    rest = float(np.median(rests))
+    entries = (plan.m + plan.total_rows) * d
+    return float(np.median(rates)), (entries / rest if rest > 0.0 else 0.0)
 
 
 def profile_workers(
-    client: Any,
+    client: Client,
     *,
     n: int | None = None,
     loads: Sequence[int] = (1_000, 20_000),
@@ -351,7 +389,7 @@ def profile_workers(
     stragglers: Stragglers | None = None,
     rng: RngLike = None,
     timeout: float = 60.0,
-) -> Any:
+) -> ProfileFit:
     r"""Measure each worker at two or more loads and fit its ``(c_i, a_i, mu_i)``.
 
     Two measurements, neither of which makes one worker wait for another:
@@ -369,11 +407,12 @@ def profile_workers(
        worker is timed on fewer rows).
     3. *Whole call.* `calls` one-shot ``coded_matmul`` calls of one row per
        worker: their median seconds (besides encoding) less the model's
-       expected latency of that allocation is ``fit.call_seconds``, the fixed
+       expected latency of that allocation is ``fit.costs.call_seconds``, the fixed
        cost of a call (graph submission, dispatch, gather, decode, release),
-       with its standard error ``fit.call_se``; and the client times its
-       encoding kernel (``fit.encode_flops_per_second``). A solver copies both
-       into its `allocation.Allocation`, and ``MatmulResult.predicted_seconds``
+       with its standard error ``fit.costs.call_se``; and the client times its
+       encoding kernel and a whole encode (``fit.costs``, an
+       `allocation.CallCosts`). A solver passes them on to its
+       `allocation.Allocation`, and ``MatmulResult.predicted_seconds``
        then predicts the whole call
        (docs/theory/overhead.md#the-whole-call).
 
@@ -458,10 +497,10 @@ def profile_workers(
     ...     fit = profile_workers(cluster.client, loads=(100, 1000), d=16)
     >>> fit.n, fit.loads.shape, fit.profile.c.shape, fit.a_identified.shape
     (2, (2, 16), (2,), (2,))
-    >>> bool(fit.call_se > 0.0 and fit.encode_flops_per_second > 0.0)
+    >>> bool(fit.costs.call_se > 0.0 and fit.costs.encode_flops_per_second > 0.0)
     True
     """
-    from allocation import fit_profile
+    from allocation import CallCosts, fit_profile
 
     client = check_client(client)
     loads = _check_loads(loads)
@@ -516,14 +555,15 @@ def profile_workers(
     trip_se = np.sqrt(np.pi / 2) * trips.std(axis=1, ddof=1) / np.sqrt(pings)
     fit = dataclasses.replace(fit, c_se=np.sqrt(fit.c_se**2 + trip_se**2))
     call, call_se = _call_cost(client, fit, addresses, d, calls, deadline, stragglers)
-    fit = dataclasses.replace(
-        fit,
+    flops_rate, entries_rate = _encode_rates()
+    costs = CallCosts(
         call_seconds=call,
         call_se=call_se,
-        encode_flops_per_second=_encode_rate(),
+        encode_flops_per_second=flops_rate,
+        encode_entries_per_second=entries_rate,
         check_entries_per_second=_check_rate(),
     )
-    return fit
+    return dataclasses.replace(fit, costs=costs)
 
 
 def _injected(

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from dask._task_spec import Task, TaskRef
 from dask.highlevelgraph import HighLevelGraph
 from distributed import Client, Future, futures_of
 
@@ -106,13 +105,13 @@ def remote_product(
 
     decode_key = f"{name}-decode"
     graph: dict[Any, Any] = {
-        decode_key: Task(decode_key, decode_outputs, decoder, layout.dtype, *arrived)
+        decode_key: (decode_outputs, decoder, layout.dtype, *arrived)
     }
     start = 0
     for i, rows in enumerate(layout.chunks[0]):
         key = (name, i) if len(layout.shape) == 1 else (name, i, 0)
         index = slice(start, start + rows)
-        graph[key] = Task(key, operator.getitem, TaskRef(decode_key), index)
+        graph[key] = (operator.getitem, decode_key, index)
         start += rows
     hlg = HighLevelGraph.from_collections(name, graph, dependencies=())
     array = da.Array(hlg, name, layout.chunks, dtype=layout.dtype)

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allocation import (
+    CallCosts,
     ProfileError,
     ProfileFit,
     fit_profile,
@@ -145,19 +146,43 @@ def test_unusable_unidentified_profile_raises_the_remedy():
 
 
 def test_a_fit_carries_its_call_costs_into_the_allocation():
-    fit = dataclasses.replace(
-        unidentified_fit(), call_seconds=0.03, encode_flops_per_second=1e9
+    costs = CallCosts(
+        call_seconds=0.03,
+        encode_flops_per_second=1e9,
+        encode_entries_per_second=2e8,
+        check_entries_per_second=4e8,
     )
+    fit = dataclasses.replace(unidentified_fit(), costs=costs)
     alloc = solve_bpcc(fit, 500)
-    assert alloc.call_seconds == 0.03
-    assert alloc.encode_flops_per_second == 1e9
+    assert alloc.costs == costs
     flops = 2.0 * (alloc.total_rows - 500) * 500 * 10
     assert alloc.encode_flops(10) == flops
+    entries = (500 + alloc.total_rows) * 10
     assert alloc.predicted_call_seconds(10) == pytest.approx(
-        alloc.expected_latency + 0.03 + flops / 1e9
+        alloc.expected_latency + 0.03 + flops / 1e9 + entries / 2e8
+    )
+    assert alloc.predicted_call_seconds(10, checked=True) == pytest.approx(
+        alloc.predicted_call_seconds(10) + alloc.total_rows * 10 / 4e8
     )
     bare = solve_bpcc(fit.profile, 500)
-    assert bare.call_seconds == 0.0
-    assert bare.predicted_call_seconds(10) == bare.expected_latency
-    with pytest.raises(ValueError, match="`call_seconds` must be finite and >= 0"):
-        dataclasses.replace(fit, call_seconds=-1.0)
+    assert bare.costs == CallCosts()
+    assert bare.predicted_call_seconds(10, checked=True) == bare.expected_latency
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "call_seconds",
+        "call_se",
+        "encode_flops_per_second",
+        "encode_entries_per_second",
+        "check_entries_per_second",
+    ],
+)
+def test_call_costs_are_finite_and_nonnegative(field):
+    with pytest.raises(ValueError, match=f"`{field}`"):
+        CallCosts(**{field: -1.0})
+    with pytest.raises(ValueError, match=f"`{field}`"):
+        CallCosts(**{field: np.inf})
+    with pytest.raises(TypeError, match="`costs` must be a CallCosts"):
+        dataclasses.replace(unidentified_fit(), costs=(0.0, 0.0))

@@ -119,3 +119,15 @@ def test_async_errors_are_those_of_the_sync_form(cluster, client):
     assert _run(cluster, body)
     with pytest.raises(TypeError, match="must be asynchronous"):
         asyncio.run(coded_matmul_async(A, np.ones(3), client=client))
+
+
+def test_the_async_twin_has_the_blocking_signature():
+    import inspect
+
+    from coded import coded_matmul
+
+    assert inspect.signature(coded_matmul_async) == inspect.signature(coded_matmul)
+    with pytest.raises(TypeError, match="not an `address`"):
+        asyncio.run(coded_matmul_async(np.eye(2), np.ones(2), address="tcp://x:1"))
+    with pytest.raises(TypeError, match=r"unexpected keyword arguments \['kk'\]"):
+        asyncio.run(coded_matmul_async(np.eye(2), np.ones(2), kk=1))

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from coded import (
+    ExecutionOptions,
     GradientError,
     NotEnoughResultsError,
     Stragglers,
@@ -188,13 +189,13 @@ def test_gradient_descent_converges_with_exact_coded_gradients(
     A, b, solution = _least_squares()
     seen = []
     result = coded_gradient_descent(
-        least_squares_grad,
         (A, b),
+        least_squares_grad,
         np.zeros(3),
         client=client,
         s=2,
         steps=20,
-        learning_rate=1.0 / np.linalg.norm(A, 2) ** 2,
+        step_size=1.0 / np.linalg.norm(A, 2) ** 2,
         momentum=momentum,
         nesterov=nesterov,
         loss=lambda w: 0.5 * np.sum((A @ w - b) ** 2),
@@ -219,7 +220,7 @@ def test_coded_and_uncoded_iterates_agree_and_hooks_work(client):
             (A, b), least_squares_grad, client=client, scheme=scheme, s=1
         ) as placed:
             results[scheme] = gradient_descent(
-                placed, np.zeros(3), steps=5, learning_rate=rate
+                placed, np.zeros(3), steps=5, step_size=rate
             )
             own = gradient_descent(
                 placed,
@@ -250,3 +251,46 @@ def test_a_released_placement_refuses_steps(client):
     placed.release()
     with pytest.raises(ValueError, match="was released"):
         placed.gradient(W)
+
+
+def test_old_spellings_warn_and_give_the_same_iterates(client):
+    A, b, _ = _least_squares()
+    rate = 0.5 / np.linalg.norm(A, 2) ** 2
+    common = {"client": client, "s": 1, "steps": 3, "stragglers": Stragglers()}
+    new = coded_gradient_descent(
+        (A, b),
+        least_squares_grad,
+        np.zeros(3),
+        **common,
+        step_size=rate,
+        options=ExecutionOptions(rng=4),
+    )
+    with pytest.warns(DeprecationWarning, match=r"use \(data, grad, x0\)"):
+        old_order = coded_gradient_descent(
+            least_squares_grad, (A, b), np.zeros(3), **common, step_size=rate, rng=4
+        )
+    with pytest.warns(
+        DeprecationWarning, match="`learning_rate` is deprecated.*`step_size`"
+    ):
+        old_name = coded_gradient_descent(
+            (A, b), least_squares_grad, np.zeros(3), **common, learning_rate=rate
+        )
+    np.testing.assert_allclose(old_order.params, new.params, rtol=1e-12)
+    np.testing.assert_allclose(old_name.params, new.params, rtol=1e-12)
+
+
+def test_gradient_steps_take_execution_options_they_can_honour(client):
+    with place_gradient_data((X, Y), logistic_grad, client=client, s=1) as placed:
+        step = placed.gradient(
+            W, options=ExecutionOptions(stragglers=Stragglers(failing=[3]), rng=0)
+        )
+        _assert_full(step.gradient)
+        assert 3 not in step.used_workers
+        with pytest.raises(ValueError, match="`output` must be 'numpy'"):
+            placed.gradient(W, output="dask")
+        with pytest.raises(ValueError, match="gradient steps have none"):
+            gradient_descent(placed, W, verify="correct")
+        with pytest.raises(TypeError, match="unexpected keyword arguments \\['lr'\\]"):
+            gradient_descent(placed, W, lr=0.1)
+        with pytest.raises(TypeError, match=r"both `step_size` and .* `learning_rate`"):
+            gradient_descent(placed, W, step_size=0.2, learning_rate=0.1)

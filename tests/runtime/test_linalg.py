@@ -63,3 +63,20 @@ def test_bad_input_is_named(client):
         pytest.raises(ValueError, match="placement over the reals"),
     ):
         power_method(placed)
+
+
+def test_old_start_point_spellings_warn(client):
+    A = _matrix(4)
+    b = np.random.default_rng(4).standard_normal(40)
+    start = np.full(5, 0.1)
+    with place_operand(A, k=4, client=client) as placed:
+        new = lstsq_gd(placed, b, steps=2, step_size=0.5, x0=start)
+        with pytest.warns(DeprecationWarning, match="`w0` is deprecated.*`x0`"):
+            old = lstsq_gd(placed, b, steps=2, step_size=0.5, w0=start)
+        np.testing.assert_allclose(old.solution, new.solution, rtol=1e-12)
+        top = power_method(placed, iterations=2, x0=start)
+        with pytest.warns(DeprecationWarning, match="`v0` is deprecated.*`x0`"):
+            again = power_method(placed, iterations=2, v0=start)
+        np.testing.assert_allclose(again.solution, top.solution, rtol=1e-12)
+        with pytest.raises(TypeError, match="both `x0` and its old spelling `w0`"):
+            lstsq_gd(placed, b, x0=start, w0=start)

@@ -47,9 +47,11 @@ def test_readme_flow_runs_for_hcmm_and_bpcc(eight):
     namespace = {"coded": coded, "allocation": allocation, "client": eight, "m": m}
     exec(spans[0], namespace)
     fit = namespace["fit"]
-    assert fit.call_se > 0.0
-    assert fit.encode_flops_per_second > 0.0
-    assert fit.check_entries_per_second > 0.0
+    costs = fit.costs
+    assert costs.call_se > 0.0
+    assert costs.encode_flops_per_second > 0.0
+    assert costs.encode_entries_per_second > 0.0
+    assert costs.check_entries_per_second > 0.0
     A = np.random.default_rng(0).standard_normal((m, 50))
     x = np.ones(50)
     for span in spans[1:]:
@@ -60,9 +62,10 @@ def test_readme_flow_runs_for_hcmm_and_bpcc(eight):
         assert result.verification == "freivalds"
         assert result.predicted_seconds == pytest.approx(
             plan.expected_latency
-            + fit.call_seconds
-            + plan.encode_flops(50) / fit.encode_flops_per_second
-            + plan.total_rows * 50 / fit.check_entries_per_second
+            + costs.call_seconds
+            + plan.encode_flops(50) / costs.encode_flops_per_second
+            + (m + plan.total_rows) * 50 / costs.encode_entries_per_second
+            + plan.total_rows * 50 / costs.check_entries_per_second
         )
 
 

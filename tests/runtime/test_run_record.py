@@ -8,6 +8,7 @@ from conftest import N_WORKERS
 from distributed import get_task_stream
 
 from coded import Stragglers, coded_matmul
+from coded._result import STAGES
 from theory import WorkerProfile
 
 pytestmark = pytest.mark.runtime
@@ -46,3 +47,21 @@ def test_task_keys_name_the_scheme_and_the_share(client):
     assert {k.split("-share-")[1].split("-")[0] for k in shares} <= set("0123")
     assert len({k.split("-share-")[1].split("-")[0] for k in shares}) >= 3
     assert all(k.endswith(result.call_id) for k in shares)
+
+
+def test_every_run_returns_one_record_through_one_handle(client):
+    import coded
+    import coded.runtime
+
+    A = np.arange(24.0).reshape(8, 3)
+    with coded.place_operand(A, k=2, client=client) as placed:
+        handle = coded.submit_matmul(placed, np.ones(3))
+        assert type(handle) is coded.MatmulHandle is coded.runtime.MatmulHandle
+        result = handle.result()
+    assert type(result) is coded.MatmulResult
+    np.testing.assert_allclose(result.product, A @ np.ones(3))
+    assert tuple(result.stage_seconds) == STAGES  # in order
+    assert all(isinstance(t, coded.TaskRecord) for t in result.tasks)
+    with pytest.warns(DeprecationWarning, match=r"use coded\.MatmulResult"):
+        old = coded.runtime.Execution
+    assert old is coded.MatmulResult
