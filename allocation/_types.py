@@ -37,7 +37,7 @@ class CallCosts:
     coded rows takes, besides ``E[T]``
     (docs/theory/overhead.md#the-whole-call),
 
-    .. math:: C + \frac{F}{R} + \frac{(m + N) d}{W}
+    .. math:: C + \frac{F}{R} + \frac{N d}{W}
               + [\text{checked}] \frac{N d}{Q}
 
     with ``F`` the flops of the parity product; a term whose rate is 0
@@ -53,8 +53,9 @@ class CallCosts:
     encode_flops_per_second : float
         ``R``: the client's rate at the parity product (flops per second).
     encode_entries_per_second : float
-        ``W``: the client's rate at the rest of encoding: validating A and
-        writing the coded shares (entries of A and of the shares per second).
+        ``W``: the client's rate at the rest of encoding, in coded entries per
+        second: the systematic ones are A's own rows, validated and read; the
+        parity ones are allocated, written and checked.
     check_entries_per_second : float
         ``Q``: the client's rate at drawing the Freivalds checks of the coded
         shares (entries of the shares per second).
@@ -62,7 +63,7 @@ class CallCosts:
     Examples
     --------
     >>> costs = CallCosts(call_seconds=0.5, encode_flops_per_second=10.0)
-    >>> costs.seconds(flops=30.0, entries=100, checked_entries=0)
+    >>> costs.seconds(flops=30.0, coded_entries=100, checked=False)
     3.5
     """
 
@@ -77,17 +78,17 @@ class CallCosts:
             value = check_real(getattr(self, cost.name), cost.name, min_value=0.0)
             object.__setattr__(self, cost.name, value)
 
-    def seconds(self, *, flops: float, entries: int, checked_entries: int) -> float:
-        """Seconds of a call's client work: ``C + F / R + entries / W + checked / Q``.
+    def seconds(self, *, flops: float, coded_entries: int, checked: bool) -> float:
+        """Seconds of a call's client work: ``C + F / R + N d / W [+ N d / Q]``.
 
         Parameters
         ----------
         flops : float
             ``F``, the flops of the parity product.
-        entries : int
-            Entries of A and of the coded shares, ``(m + N) d``.
-        checked_entries : int
-            Entries of the shares whose checks the call draws (0: unchecked).
+        coded_entries : int
+            Entries of the coded shares, ``N d``.
+        checked : bool
+            The call draws the Freivalds checks of its shares.
 
         Returns
         -------
@@ -96,8 +97,8 @@ class CallCosts:
         seconds = self.call_seconds
         for work, rate in (
             (flops, self.encode_flops_per_second),
-            (entries, self.encode_entries_per_second),
-            (checked_entries, self.check_entries_per_second),
+            (coded_entries, self.encode_entries_per_second),
+            (coded_entries if checked else 0, self.check_entries_per_second),
         ):
             if rate > 0.0:
                 seconds += work / rate
@@ -262,9 +263,8 @@ class Allocation:
         """Predicted seconds of a whole one-shot call on an ``m x columns`` A.
 
         ``expected_latency`` plus `costs` (:meth:`CallCosts.seconds`) of the
-        encoding flops, the ``(m + total_rows) columns`` entries of A and the
-        shares, and for a call whose pieces are checked (``verify`` on) the
-        ``total_rows columns`` checked entries
+        encoding flops and the ``total_rows columns`` coded entries, checked
+        or not (``verify`` on or off)
         (docs/theory/overhead.md#the-whole-call).
 
         Parameters
@@ -286,9 +286,8 @@ class Allocation:
         >>> alloc.encode_flops(3), alloc.predicted_call_seconds(3)
         (30.0, 4.5)
         """
-        coded_entries = self.total_rows * columns
         return self.expected_latency + self.costs.seconds(
             flops=self.encode_flops(columns),
-            entries=self.m * columns + coded_entries,
-            checked_entries=coded_entries if checked else 0,
+            coded_entries=self.total_rows * columns,
+            checked=checked,
         )

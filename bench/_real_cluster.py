@@ -413,8 +413,8 @@ def whole_call(client, quick: bool) -> dict:
                 "ratio": results[0].predicted_seconds / total,
                 "encode_predicted": plan.costs.seconds(
                     flops=plan.encode_flops(WHOLE_CALL_D),
-                    entries=(m + plan.total_rows) * WHOLE_CALL_D,
-                    checked_entries=0,
+                    coded_entries=plan.total_rows * WHOLE_CALL_D,
+                    checked=True,
                 )
                 - plan.costs.call_seconds,
                 "encode_median": float(

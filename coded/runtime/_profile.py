@@ -41,9 +41,13 @@ _CONFIRM = 6  # repeats of the last probe
 _SWITCH_SECONDS = 2e-4  # the interpreter's thread switch interval while timing
 _ENCODE_SHAPE = (128, 256, 4096)  # parity blocks, source blocks, columns timed
 _ENCODE_REPEATS = 5
-# A timed whole encode: 8 workers of 48 blocks of 32 rows (u = 256 source
-# blocks, as the solvers choose for large m), 512 columns: 32 MiB of A, 48 of shares
-_WHOLE_ENCODE = (8, 48, 256, 32, 512)  # workers, blocks each, u, rows per block, d
+_TIMER_RESOLUTION = 1e-6  # seconds: the least a timed rest of encoding counts
+# A timed whole encode whose parity product is small (u = 8 source blocks of 1024
+# rows, 4 parity blocks on 4 workers, 1280 columns), so that what it takes beyond
+# F / R is mostly the rest of encoding: W is measured where it dominates. Its 40
+# MiB of parity exceed glibc's largest mmap threshold (32 MiB), so that they are
+# fresh pages in every repeat, as in the large calls where W matters
+_WHOLE_ENCODE = (4, 3, 8, 1024, 1280)  # workers, blocks each, u, rows per block, d
 _CHECK_SHAPE = (8192, 256)  # coded rows, columns of a timed Freivalds draw
 _switching = threading.Lock()
 _timing_calibrations = 0  # calibrations timing kernels in this process
@@ -340,11 +344,12 @@ def _encode_seconds(G: np.ndarray, full: np.ndarray) -> float:
 def _encode_rates() -> tuple[float, float]:
     """Return the client's encoding rates: ``R`` (flops/s) and ``W`` (entries/s).
 
-    ``R`` times the parity product alone; ``W`` is what a whole encode of a
-    representative allocation (`_WHOLE_ENCODE`: validating A, the parity
-    product, writing the coded shares) takes beyond its product's ``F / R``,
-    per entry of A and of the shares. Medians of interleaved repeats, so that
-    both rates see the same moments of a busy machine.
+    ``R`` times the parity product alone, on a product large enough to run at
+    the kernel's speed. ``W`` times a whole encode whose parity product is small
+    (`_WHOLE_ENCODE`): validating A, the row norms of the reals' tolerance,
+    allocating, writing and checking the parity rows; what it takes beyond its
+    product's ``F / R``, per coded entry. Medians of interleaved repeats, so
+    that both rates see the same moments of a busy machine.
     """
     from allocation import Allocation
 
@@ -371,9 +376,8 @@ def _encode_rates() -> tuple[float, float]:
         code.encode_operands(A, x)
         rests.append(time.perf_counter() - began - plan.encode_flops(d) / rate)
         rates.append(rate)
-    rest = float(np.median(rests))
-    entries = (plan.m + plan.total_rows) * d
-    return float(np.median(rates)), (entries / rest if rest > 0.0 else 0.0)
+    rest = max(float(np.median(rests)), _TIMER_RESOLUTION)
+    return float(np.median(rates)), plan.total_rows * d / rest
 
 
 def profile_workers(

@@ -157,7 +157,7 @@ def test_a_fit_carries_its_call_costs_into_the_allocation():
     assert alloc.costs == costs
     flops = 2.0 * (alloc.total_rows - 500) * 500 * 10
     assert alloc.encode_flops(10) == flops
-    entries = (500 + alloc.total_rows) * 10
+    entries = alloc.total_rows * 10
     assert alloc.predicted_call_seconds(10) == pytest.approx(
         alloc.expected_latency + 0.03 + flops / 1e9 + entries / 2e8
     )

@@ -64,7 +64,7 @@ def test_readme_flow_runs_for_hcmm_and_bpcc(eight):
             plan.expected_latency
             + costs.call_seconds
             + plan.encode_flops(50) / costs.encode_flops_per_second
-            + (m + plan.total_rows) * 50 / costs.encode_entries_per_second
+            + plan.total_rows * 50 / costs.encode_entries_per_second
             + plan.total_rows * 50 / costs.check_entries_per_second
         )
 
