@@ -191,7 +191,24 @@ def _drop_spans(cluster_kwargs: dict[str, Any]) -> None:
 
 
 def check_client(client: object) -> Client:
-    """Return `client` if it is a running ``distributed.Client``."""
+    """Return `client` if it is a running ``distributed.Client``.
+
+    Parameters
+    ----------
+    client : object
+        What the caller passed as its client.
+
+    Returns
+    -------
+    distributed.Client
+
+    Raises
+    ------
+    TypeError
+        If `client` is not a ``distributed.Client``.
+    ValueError
+        If it is closed (or not yet running).
+    """
     if not isinstance(client, Client):
         raise TypeError(
             f"`client` must be a distributed.Client, got {type(client).__name__}."
@@ -207,7 +224,22 @@ def check_client(client: object) -> Client:
 def client_for_call(
     client: Client | None, address: str | None, n_workers: int
 ) -> Iterator[Client]:
-    """Yield the client of one call: the given one, one for `address`, or embedded."""
+    """Yield the client of one call: the given one, one for `address`, or embedded.
+
+    Parameters
+    ----------
+    client : distributed.Client or None
+        A running client, used as it is (not closed).
+    address : str or None
+        A scheduler's address: a client is opened for the call and closed.
+    n_workers : int
+        Workers of the embedded cluster started (and closed) when neither is
+        given.
+
+    Yields
+    ------
+    distributed.Client
+    """
     if client is not None and address is not None:
         raise ValueError("pass at most one of `client` and `address`, got both.")
     if client is not None:
@@ -223,13 +255,37 @@ def client_for_call(
 
 
 def memory_limits(client: Client, addresses: list[str]) -> list[int | None]:
-    """Each worker's Dask ``memory_limit`` in bytes (None or 0: unlimited)."""
+    """Each worker's Dask ``memory_limit`` in bytes (None or 0: unlimited).
+
+    Parameters
+    ----------
+    client : distributed.Client
+        A running client.
+    addresses : list of str
+        The workers asked about.
+
+    Returns
+    -------
+    list of int or None
+    """
     workers = client.scheduler_info(n_workers=-1)["workers"]
     return [workers.get(address, {}).get("memory_limit") for address in addresses]
 
 
 def worker_addresses(client: Client, n: int | None) -> list[str]:
-    """Return the addresses of the first `n` workers (all when `n` is None)."""
+    """Return the addresses of the first `n` workers (all when `n` is None).
+
+    Parameters
+    ----------
+    client : distributed.Client
+        A running client.
+    n : int or None
+        How many, in sorted address order; more than the cluster has raises.
+
+    Returns
+    -------
+    list of str
+    """
     return _first_workers(sorted(client.nthreads()), n)
 
 

@@ -505,7 +505,18 @@ def execute(
     """Run one coded product on the cluster and decode it as early as possible.
 
     :func:`submit_execution_async` with a blocking client, then
-    :meth:`MatmulHandle.result`; `submission` are its keywords.
+    :meth:`MatmulHandle.result`.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        A blocking client.
+    code : Code
+        The code that encoded the operands.
+    encoded : EncodedOperands
+        Its encoding of the product.
+    **submission
+        The keywords of :func:`submit_execution_async`.
 
     Returns
     -------
