@@ -304,11 +304,9 @@ def run_mapreduce(
     if coded is None:
         coded = _choose_coded(placement, options["delivery"])
     plan = verify_plan(plan_shuffle(placement, coded=bool(coded)))
-    from mapreduce._runtime import collection_files, execute_mapreduce
+    from mapreduce._runtime import execute_mapreduce
 
-    if _is_collection(files):
-        files = collection_files(files, placement.N, client)
-    elif split:
+    if split and not _is_collection(files):
         files = split_input(files, placement.N)
     return execute_mapreduce(
         files,
