@@ -66,6 +66,11 @@ class MapReduceRecord:
     pack_seconds, unpack_seconds : float
         Worker-side seconds spent encoding and decoding packets, at the busiest
         node (part of `shuffle_seconds`).
+    emulated_bandwidth : float or None
+        Bytes per second of every node's emulated uplink and downlink during
+        the shuffle, or None when the shuffle ran at the cluster's own speed.
+        The stage times of an emulated run are emulated, not measured on a real
+        network of that speed.
 
     Notes
     -----
@@ -96,6 +101,7 @@ class MapReduceRecord:
     reduce_seconds: float
     pack_seconds: float
     unpack_seconds: float
+    emulated_bandwidth: float | None = None
 
     @property
     def wire_bytes(self) -> int:

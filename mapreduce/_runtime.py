@@ -30,6 +30,7 @@ from distributed import Client, Future, KilledWorker, wait
 from coded.runtime import client_for_call
 from coded.runtime.interface import cancel_signal, wake_waits
 from mapreduce._coding import EncodedPacket, build_packet, decode_received
+from mapreduce._emulator import Link
 from mapreduce._errors import MapReduceTaskError
 from mapreduce._network import FRAME_HEADER_BYTES, frames_of, plan_traffic
 from mapreduce._placement import Placement
@@ -71,8 +72,22 @@ def _add_seconds(prefix: str, node: int, stage: str, seconds: float) -> None:
 
 def _pop_seconds(prefix: str, dask_worker: Any = None) -> dict:
     with _seconds_lock:
+        for key in [key for key in _links if key[0] == prefix]:
+            del _links[key]
         keys = [key for key in _seconds if key[0] == prefix]
         return {key[1:]: _seconds.pop(key) for key in keys}
+
+
+_links: dict[tuple[str, int, str], Link] = {}  # (job, node, "up" | "down")
+
+
+def _link(prefix: str, node: int, direction: str, rate: float) -> Link:
+    """Return the emulated link of `node` in one direction, for one job."""
+    with _seconds_lock:
+        link = _links.get((prefix, node, direction))
+        if link is None:
+            link = _links[prefix, node, direction] = Link(rate=rate)
+        return link
 
 
 def _check_reducer(node: object, key: Hashable, K: int) -> int:
@@ -138,19 +153,84 @@ def _encode_frame(packets: tuple[Packet, ...], maps: dict[int, Values]) -> np.nd
     )
 
 
+# a frame, (start, end) of its last hop's uplink per target, arrival per node
+Sent = tuple[np.ndarray, dict[int, tuple[float, float]], dict[int, float]]
+
+
 def _frame_task(
-    packets: tuple[Packet, ...], maps: dict[int, Values], prefix: str, node: int
-) -> np.ndarray:
-    """Build one frame on its sender: one array, moved whole to each receiver."""
+    packets: tuple[Packet, ...],
+    maps: dict[int, Values],
+    prefix: str,
+    node: int,
+    targets: tuple[int, ...],
+    rate: float | None,
+) -> Sent:
+    """Build one frame on its sender: one array, moved whole to each receiver.
+
+    Returns the frame, when the sender's emulated uplink starts and ends
+    sending it to each of `targets` (the nodes it sends to itself; empty
+    without emulation), and no arrival times yet.
+    """
     began = time.perf_counter()
     frame = _encode_frame(packets, maps)
     _add_seconds(prefix, node, "pack", time.perf_counter() - began)
-    return frame
+    if rate is None:
+        return frame, {}, {}
+    return frame, _send(prefix, node, targets, frame.nbytes, rate, time.time()), {}
 
 
-def _relay(frame: np.ndarray) -> np.ndarray:
-    """Keep a forwarded frame on a receiver (the next one fetches it there)."""
-    return frame
+def _send(
+    prefix: str,
+    node: int,
+    targets: tuple[int, ...],
+    nbytes: int,
+    rate: float,
+    ready: float,
+) -> dict[int, tuple[float, float]]:
+    """Book `nbytes` to each target on `node`'s uplink: target -> (start, end)."""
+    uplink = _link(prefix, node, "up", rate)
+    hops = {}
+    for t in targets:
+        end = uplink.reserve(nbytes, ready=ready)
+        hops[t] = (end - nbytes / rate, end)
+    return hops
+
+
+def _relay(sent: Sent, prefix: str, node: int, target: int, rate: float | None):
+    """Keep a forwarded frame on a receiver; the next one fetches it here.
+
+    Emulated, it arrives through this node's downlink and leaves through its
+    uplink toward `target`.
+    """
+    frame, hops, _ = sent
+    if rate is None:
+        return frame, {}, {}
+    start, end = hops[node]
+    downlink = _link(prefix, node, "down", rate)
+    arrived = downlink.reserve(frame.nbytes, ready=start, after=end)
+    onward = _send(prefix, node, (target,), frame.nbytes, rate, arrived)
+    return frame, onward, {node: arrived}
+
+
+def _arrive(k: int, received: list, prefix: str, rate: float | None) -> float:
+    """Wait until every frame sent to `k` passed its emulated downlink.
+
+    Returns the wall-clock time the last one arrived (now, without emulation).
+    """
+    if rate is None:
+        return time.time()
+    downlink = _link(prefix, k, "down", rate)
+    last = time.time()
+    for _, (frame, hops, arrived) in sorted(
+        received, key=lambda item: item[1][2].get(k, item[1][1].get(k, (0.0,))[0])
+    ):
+        if k in arrived:
+            last = max(last, arrived[k])
+            continue
+        start, end = hops[k]
+        last = max(last, downlink.reserve(frame.nbytes, ready=start, after=end))
+    time.sleep(max(0.0, last - time.time()))
+    return last
 
 
 def _unframe(
@@ -168,7 +248,7 @@ def _unframe(
     return out
 
 
-Received = list[tuple[tuple[Packet, ...], np.ndarray]]  # (a frame's packets, frame)
+Received = list[tuple[tuple[Packet, ...], Sent]]  # (a frame's packets, what came)
 
 
 def _decode_frames(
@@ -176,7 +256,7 @@ def _decode_frames(
 ) -> dict[int, bytes]:
     """Reducer `k`'s values of the files it lacks, from the frames it received."""
     began = time.perf_counter()
-    entries = [e for packets, frame in received for e in _unframe(packets, frame)]
+    entries = [e for packets, sent in received for e in _unframe(packets, sent[0])]
     decoded = decode_received(k, entries, maps)
     _add_seconds(prefix, k, "unpack", time.perf_counter() - began)
     return decoded
@@ -201,8 +281,14 @@ def _reduce_task(
     picks: dict[int, bytes],
     N: int,
     prefix: str,
-) -> tuple[bytes, list[int]]:
-    """Decode reducer `k`'s frames, reduce; return its items and value lengths."""
+    rate: float | None,
+) -> tuple[bytes, list[int], float]:
+    """Receive and decode reducer `k`'s frames, reduce.
+
+    Returns the pickled items, the byte length of `k`'s value of every file,
+    and when the last frame arrived (wall clock).
+    """
+    arrived = _arrive(k, received, prefix, rate)
     values = {f: v[k] for f, v in maps.items()}
     values |= _decode_frames(k, received, maps, prefix) | picks
     missing = sorted(set(range(N)) - set(values))
@@ -213,12 +299,13 @@ def _reduce_task(
         for key, value in pickle.loads(values[f]):
             groups[key].append(value)
     items = [(key, reduce_fn(key, vals)) for key, vals in _sorted_items(groups)]
-    return pickle.dumps(items, protocol=5), [len(values[f]) for f in range(N)]
+    return pickle.dumps(items, protocol=5), [len(values[f]) for f in range(N)], arrived
 
 
 def _unpack_task(
     k: int, received: Received, maps: dict[int, Values], prefix: str
 ) -> dict[int, bytes]:
+    _arrive(k, received, prefix, None)
     return _decode_frames(k, received, maps, prefix)
 
 
@@ -394,25 +481,41 @@ class _Job:
         """
         incoming: dict[int, list[tuple[Any, Future]]] = defaultdict(list)
         self.frames = {}
+        delivery, rate = self.options["delivery"], self.options.get("bandwidth")
         for i, frame in enumerate(frames_of(plan)):
             files = {seg.file for p in frame.packets for seg in p.segments}
+            targets = tuple(t for s, t in frame.hops(delivery) if s == frame.sender)
             held = self.submit(
                 _frame_task,
                 frame.packets,
                 self.local_maps(frame.sender, files),
                 self.prefix,
                 frame.sender,
+                targets,
+                rate,
                 key=f"frame-{i}",
                 node=frame.sender,
             )
             self.frames[i, frame.sender] = held
-            for _, target in frame.hops(self.options["delivery"]):
-                incoming[target].append((frame.packets, held))
-                if self.options["delivery"] == "forward" and target != frame.chain[-1]:
+            if delivery == "unicast":
+                for k in frame.receivers:
+                    incoming[k].append((frame.packets, held))
+                continue
+            chain = frame.chain
+            for k, after in zip(chain, (*chain[1:], None), strict=True):
+                if after is not None:
                     held = self.submit(
-                        _relay, held, key=f"relay-{i}-{target}", node=target
+                        _relay,
+                        held,
+                        self.prefix,
+                        k,
+                        after,
+                        rate,
+                        key=f"relay-{i}-{k}",
+                        node=k,
                     )
-                    self.frames[i, target] = held
+                    self.frames[i, k] = held
+                incoming[k].append((frame.packets, held))
         return incoming
 
     def run_shuffle(self, plan: ShufflePlan) -> dict[int, Future]:
@@ -522,7 +625,6 @@ class _MapReduceJob(_Job):
             future: ("map", f, k) for (f, k), future in self.maps.items()
         }
         self.reduced: dict[int, Future] = {}
-        self.frames_end = time.perf_counter()
         bars = {
             "map": self.progress("map", len(self.maps)),
             "reduce": self.progress("reduce_fn", self.placement.K),
@@ -580,6 +682,7 @@ class _MapReduceJob(_Job):
                 picks,
                 self.placement.N,
                 self.prefix,
+                self.options["bandwidth"],
                 key=f"reduce-{k}",
                 node=host,
             )
@@ -619,7 +722,6 @@ class _MapReduceJob(_Job):
             bars["map"].update(1)
             return [MapDone(file=label[0], node=label[1], now=now)]
         if kind == "frame":
-            self.frames_end = now
             return []
         bars["reduce"].update(1)
         return [ReduceDone(reducer=label[0], now=now)]
@@ -639,7 +741,7 @@ class _MapReduceJob(_Job):
 
     def record_fields(self, outputs: list) -> dict[str, Any]:
         lengths: dict[int, list[int]] = defaultdict(lambda: [0] * self.placement.K)
-        for k, (_, values) in enumerate(outputs):
+        for k, (_, values, _) in enumerate(outputs):
             for f, n in enumerate(values):
                 lengths[f][k] = n
         extra = [(s, t, lengths[f][k]) for f, k, s, t in self.picks]
@@ -684,6 +786,7 @@ def execute_mapreduce(
     with client_for_call(client, None, plan.placement.K) as dask:
         job = _MapReduceJob(dask, plan.placement, options)
         start = time.perf_counter()
+        wall = time.time() - start  # wall clock - perf_counter, on this machine
         if hasattr(files, "to_delayed"):
             files = job.compute_partitions(files)
             plan = job.follow_partitions(files, plan)
@@ -703,11 +806,13 @@ def execute_mapreduce(
         end = time.perf_counter()
         measured = job.record_fields(outputs)
     map_end = state.map_end if state.map_end is not None else end
-    shuffle_end = min(max(job.frames_end, map_end), end)
+    received = max((at for _, _, at in outputs), default=end) - wall
+    shuffle_end = min(max(received, map_end), end)
     record = MapReduceRecord(
         **plan_record_fields(job.plan),
         **measured,
         delivery=options["delivery"],
+        emulated_bandwidth=options["bandwidth"],
         tolerance=plan.placement.tolerance,
         stragglers=state.stragglers,
         lost_nodes=tuple(sorted(job.lost)),
@@ -716,7 +821,9 @@ def execute_mapreduce(
         shuffle_seconds=shuffle_end - map_end,
         reduce_seconds=end - shuffle_end,
     )
-    output = to_output([pickle.loads(items) for items, _ in outputs], options["output"])
+    output = to_output(
+        [pickle.loads(items) for items, *_ in outputs], options["output"]
+    )
     return MapReduceResult(output=output, record=record)
 
 

@@ -531,8 +531,11 @@ def jobs(draw):
     st.booleans(),
     st.sampled_from(["unicast", "forward"]),
     st.booleans(),
+    st.sampled_from([None, 1e6]),
 )
-def test_output_equals_a_single_process_run(client, job, coded, delivery, combine):
+def test_output_equals_a_single_process_run(
+    client, job, coded, delivery, combine, bandwidth
+):
     files, placement = job
     reduce_fn = _sum_values if combine else _joined
     result = run_mapreduce(
@@ -545,8 +548,10 @@ def test_output_equals_a_single_process_run(client, job, coded, delivery, combin
         delivery=delivery,
         combine=combine,
         client=client,
+        emulated_bandwidth=bandwidth,
     )
     assert result.output == _plain_mapreduce(files, _pairs, reduce_fn)
+    assert result.record.emulated_bandwidth == bandwidth
 
 
 def _sum_values(key, values):
