@@ -230,12 +230,15 @@ def _record_row(
     return plan_like
 
 
-def terasort_case(client, records, r, coded, delivery, net, slow=None) -> dict:
+def terasort_case(
+    client, records, r, coded, delivery, net, slow=None, bandwidth=None
+) -> dict:
     """One run_terasort; `slow`: None (array parser), "" or a slow worker's address.
 
     With `slow` a string the pair parser ``slow_map`` runs on every node (slowed
     down on that worker only), so ``""`` is the no-straggler reference of a slow
-    case.
+    case. With `bandwidth` (bytes/s) the shuffle runs on the emulated network,
+    and the row adds the switched model's time at that bandwidth.
     """
     token = uuid.uuid4().hex
     map_fn = None if slow is None else functools.partial(slow_map, slow, token)
@@ -247,11 +250,19 @@ def terasort_case(client, records, r, coded, delivery, net, slow=None) -> dict:
         delivery=delivery,
         client=client,
         map_fn=map_fn,
+        emulated_bandwidth=bandwidth,
     )
     assert result.records == sorted(records), "TeraSort output is not sorted"
     messages = bundle_messages(r, coded, delivery)
     fixed = net["fixed"][r, coded, delivery]
-    return _record_row(result.record, net["bandwidth"], net["latency"], messages, fixed)
+    row = _record_row(result.record, net["bandwidth"], net["latency"], messages, fixed)
+    if bandwidth is not None:
+        rec = result.record
+        row["network"] = f"emulated {bandwidth * 8 / 1e6:.0f} Mbit/s"
+        row["model_switched_emulated_seconds"] = shuffle_seconds_switched(
+            rec.upload_bytes, rec.download_bytes, bandwidth
+        )
+    return row
 
 
 def _sort_values(key: bytes, values: list[bytes]) -> list[bytes]:
@@ -458,6 +469,13 @@ CASES = [  # name, r, coded, delivery, slow mapper (None: array parser, no)
     ("uncoded r=1, pair parser", 1, False, "unicast", False),
     ("uncoded r=1, one mapper 5x slow", 1, False, "unicast", True),
 ]
+EMULATED_MBIT = 200.0  # the emulated cases' links, Mbit/s per node and direction
+EMULATED = {  # name -> r, coded, delivery on the emulated network
+    "uncoded r=1, emulated": (1, False, "unicast"),
+    "uncoded r=2 (same placement), emulated": (2, False, "unicast"),
+    "coded r=2 forward, emulated": (2, True, "forward"),
+    "coded r=3 forward, emulated": (3, True, "forward"),
+}
 PER_RECORD = {"coded r=2 per-record reduce": 2, "coded r=3 per-record reduce": 3}
 BASELINES = ("dd.sort_values", "dd.shuffle", "dask.bag groupby")
 QUICK = ("coded r=2 unicast", "uncoded r=1", "dd.sort_values")  # --quick: a smoke run
@@ -468,6 +486,10 @@ def _run_case(client, records, name: str, net: dict, slow: str) -> dict:
         if case == name:
             address = None if is_slow is None else (slow if is_slow else "")
             return terasort_case(client, records, r, coded, delivery, net, address)
+    if name in EMULATED:
+        r, coded, delivery = EMULATED[name]
+        bandwidth = EMULATED_MBIT * 1e6 / 8
+        return terasort_case(client, records, r, coded, delivery, net, None, bandwidth)
     if name in PER_RECORD:
         return per_record_case(client, records, PER_RECORD[name], net)
     if name == "dask.bag groupby":
@@ -514,6 +536,18 @@ def _summary(rows: list[dict]) -> dict:
             for row in rows
             if row.get("model_switched_calibrated_seconds")
         },
+        "emulated_shuffle_over_switched_model": {
+            row["scheme"]: row["shuffle_seconds"]
+            / row["model_switched_emulated_seconds"]
+            for row in rows
+            if row.get("model_switched_emulated_seconds")
+        },
+        "emulated_total_over_uncoded_r1": {
+            row["scheme"]: row["total_seconds"]
+            / by["uncoded r=1, emulated"]["total_seconds"]
+            for row in rows
+            if "emulated" in row["scheme"] and "uncoded r=1, emulated" in by
+        },
         "dd_sort_values_over_scheme": {
             row["scheme"]: by["dd.sort_values"]["total_seconds"] / row["total_seconds"]
             for row in rows
@@ -549,7 +583,10 @@ def main() -> None:
     )
     names = [
         name
-        for name in [c[0] for c in CASES] + list(PER_RECORD) + list(BASELINES)
+        for name in [c[0] for c in CASES]
+        + list(EMULATED)
+        + list(PER_RECORD)
+        + list(BASELINES)
         if not wanted or any(w in name for w in wanted)
     ]
     records = generate_records(n, rng=SEED)
@@ -572,12 +609,9 @@ def main() -> None:
             "latency": measure_latency(client),
             "fixed": {},
         }
-        for _, r, coded, delivery, _ in CASES:
-            key = (r, coded, delivery)
-            if key not in net["fixed"] and any(
-                c[0] in names and c[1:4] == key for c in CASES
-            ):
-                net["fixed"][key] = calibrate_fixed_seconds(client, *key)
+        shapes = {c[0]: c[1:4] for c in CASES} | EMULATED
+        for key in {shapes[name] for name in names if name in shapes}:
+            net["fixed"][key] = calibrate_fixed_seconds(client, *key)
         slow = sorted(client.nthreads())[0]
         if names:
             _run_case(client, records, names[0], net, slow)  # warm-up, not counted
