@@ -27,6 +27,7 @@ from mapreduce import (
     split_input,
     sum_counts,
 )
+from mapreduce._network import frames_of
 from theory import load_coded, load_uncoded
 
 pytestmark = pytest.mark.runtime
@@ -647,3 +648,34 @@ def test_a_worker_dying_during_scatter_beyond_tolerance_is_named(
             client=fresh_client,
             timeout=30,
         )
+
+
+# -- the task graph ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("r", "coded"), [(1, False), (2, True)])
+def test_tasks_are_one_map_per_copy_one_frame_per_sender_group_one_reduce_each(
+    client, r, coded
+):
+    from distributed import get_task_stream
+
+    with get_task_stream(client) as stream:
+        result = run_mapreduce(
+            TEXTS,
+            count_words,
+            sum_counts,
+            K=4,
+            r=r,
+            coded=coded,
+            client=client,
+            **WAIT_ALL,
+        )
+    kinds = collections.Counter(
+        str(task["key"]).split("-")[2]
+        for task in stream.data
+        if str(task["key"]).startswith("mr-")
+    )
+    placement = place_li(4, r, N=len(TEXTS))
+    frames = len(frames_of(plan_shuffle(placement, coded=coded)))
+    assert kinds == {"map": placement.N * r, "frame": frames, "reduce": 4}
+    assert result.output == collections.Counter(" ".join(TEXTS).split())
