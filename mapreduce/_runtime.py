@@ -205,20 +205,41 @@ def _send(
     return hops
 
 
-def _relay(sent: Sent, prefix: str, node: int, target: int, rate: float | None):
-    """Keep a forwarded frame on a receiver; the next one fetches it here.
+def _relay(
+    items: list[tuple[Any, int | None]],
+    prefix: str,
+    node: int,
+    target: int,
+    rate: float | None,
+) -> list[Sent]:
+    """Keep the frames a receiver forwards to `target` in one hop, as one bundle.
 
-    Emulated, it arrives through this node's downlink and leaves through its
-    uplink toward `target`.
+    `items` are what the node received of each frame (a frame, or a bundle and
+    a position in it). Emulated, each frame arrives through this node's
+    downlink and leaves through its uplink toward `target`.
     """
-    frame, hops, _ = sent
-    if rate is None:
-        return frame, {}, {}
-    start, end = hops[node]
-    downlink = _link(prefix, node, "down", rate)
-    arrived = downlink.reserve(frame.nbytes, ready=start, after=end)
-    onward = _send(prefix, node, (target,), frame.nbytes, rate, arrived)
-    return frame, onward, {node: arrived}
+    out = []
+    for frame, hops, _ in (_at(payload, position) for payload, position in items):
+        if rate is None:
+            out.append((frame, {}, {}))
+            continue
+        start, end = hops[node]
+        downlink = _link(prefix, node, "down", rate)
+        arrived = downlink.reserve(frame.nbytes, ready=start, after=end)
+        onward = _send(prefix, node, (target,), frame.nbytes, rate, arrived)
+        out.append((frame, onward, {node: arrived}))
+    return out
+
+
+def _at(payload: Any, position: int | None) -> Sent:
+    return payload if position is None else payload[position]
+
+
+def _resolve(incoming: list[tuple[tuple[Packet, ...], Any, int | None]]) -> Received:
+    """Turn (packets, frame or bundle, position) items into (packets, Sent)."""
+    return [
+        (packets, _at(payload, position)) for packets, payload, position in incoming
+    ]
 
 
 def _arrive(k: int, received: list, prefix: str, rate: float | None) -> float:
@@ -297,6 +318,7 @@ def _reduce_task(
     Returns the pickled items, the byte length of `k`'s value of every file,
     and when the last frame arrived (wall clock).
     """
+    received = _resolve(received)
     arrived = _arrive(k, received, prefix, rate)
     values = {f: v[k] for f, v in maps.items()}
     values |= _decode_frames(k, received, maps, prefix) | picks
@@ -314,8 +336,7 @@ def _reduce_task(
 def _unpack_task(
     k: int, received: Received, maps: dict[int, Values], prefix: str
 ) -> dict[int, bytes]:
-    _arrive(k, received, prefix, None)
-    return _decode_frames(k, received, maps, prefix)
+    return _decode_frames(k, _resolve(received), maps, prefix)
 
 
 def _value_lengths(maps: dict[int, Values], files: list[int]) -> dict[int, list[int]]:
@@ -482,50 +503,71 @@ class _Job:
     def files_of(self, k: int) -> list[int]:
         return [f for f, nodes in enumerate(self.stored) if k in nodes]
 
-    def submit_frames(self, plan: ShufflePlan) -> dict[int, list[tuple[Any, Future]]]:
+    def submit_frames(self, plan: ShufflePlan) -> dict[int, list]:
         """Build every frame on its sender; return what each receiver fetches.
 
         A frame is one array per (sender, receivers) of the plan. Unicast: each
-        receiver fetches it from the sender; forward: receiver ``i + 1`` fetches
-        the copy a relay task kept at receiver ``i``.
+        receiver fetches it from the sender. Forward: the first receiver fetches
+        it from the sender; at hop ``h`` of the chains, the frames one node
+        passes to the next travel as one bundle (a relay task on the node).
+        Each receiver gets ``(packets, frame or bundle, position)`` per frame.
         """
-        incoming: dict[int, list[tuple[Any, Future]]] = defaultdict(list)
+        incoming: dict[int, list] = defaultdict(list)
         self.frames = {}
         delivery, rate = self.options["delivery"], self.options.get("bandwidth")
-        for i, frame in enumerate(frames_of(plan)):
+        frames = frames_of(plan)
+        held = {}  # frame -> (future, position) of its copy at its chain's node
+        for i, frame in enumerate(frames):
             files = {seg.file for p in frame.packets for seg in p.segments}
             targets = tuple(t for s, t in frame.hops(delivery) if s == frame.sender)
-            held = self.submit(
-                _frame_task,
-                frame.packets,
-                self.local_maps(frame.sender, files),
-                self.prefix,
-                frame.sender,
-                targets,
-                rate,
-                key=f"frame-{i}",
-                node=frame.sender,
+            held[i] = self.frames[i, frame.sender] = (
+                self.submit(
+                    _frame_task,
+                    frame.packets,
+                    self.local_maps(frame.sender, files),
+                    self.prefix,
+                    frame.sender,
+                    targets,
+                    rate,
+                    key=f"frame-{i}",
+                    node=frame.sender,
+                ),
+                None,
             )
-            self.frames[i, frame.sender] = held
-            if delivery == "unicast":
+        chains = {
+            i: frame.receivers if delivery == "unicast" else frame.chain
+            for i, frame in enumerate(frames)
+        }
+        if delivery == "unicast":
+            for i, frame in enumerate(frames):
                 for k in frame.receivers:
-                    incoming[k].append((frame.packets, held))
-                continue
-            chain = frame.chain
-            for k, after in zip(chain, (*chain[1:], None), strict=True):
-                if after is not None:
-                    held = self.submit(
-                        _relay,
-                        held,
-                        self.prefix,
-                        k,
-                        after,
-                        rate,
-                        key=f"relay-{i}-{k}",
-                        node=k,
-                    )
-                    self.frames[i, k] = held
-                incoming[k].append((frame.packets, held))
+                    incoming[k].append((frame.packets, *held[i]))
+            return incoming
+        for h in range(1, max((len(c) for c in chains.values()), default=0)):
+            hops: dict[tuple[int, int], list[int]] = defaultdict(list)
+            for i, chain in chains.items():
+                if len(chain) > h:
+                    hops[chain[h - 1], chain[h]].append(i)
+            for (source, target), ids in sorted(hops.items()):
+                bundle = self.submit(
+                    _relay,
+                    [held[i] for i in ids],
+                    self.prefix,
+                    source,
+                    target,
+                    rate,
+                    key=f"relay-{h}-{source}-{target}",
+                    node=source,
+                )
+                self.frames[f"relays of hop {h} to node {target}", source] = (
+                    bundle,
+                    None,
+                )
+                for position, i in enumerate(ids):
+                    incoming[source].append((frames[i].packets, bundle, position))
+                    held[i] = (bundle, position)
+        for i, chain in chains.items():
+            incoming[chain[-1]].append((frames[i].packets, *held[i]))
         return incoming
 
     def run_shuffle(self, plan: ShufflePlan) -> dict[int, Future]:
@@ -679,7 +721,7 @@ class _MapReduceJob(_Job):
     def _submit_shuffle(self, action: SubmitShuffle, reduce_fn: Callable) -> None:
         self.plan = action.plan
         incoming = self.submit_frames(action.plan)
-        self.watched |= {f: ("frame", i, s) for (i, s), f in self.frames.items()}
+        self.watched |= {f: ("frame", i, s) for (i, s), (f, _) in self.frames.items()}
         self.picks: list[tuple[int, int, int, int]] = []  # (file, reducer, from, to)
         for k, host in enumerate(action.hosts):
             picks = {} if host == k else self._pick_values(k, host)
