@@ -188,6 +188,25 @@ def _frame_task(
     return frame, _send(prefix, node, targets, frame.nbytes, rate, time.time()), {}
 
 
+def _pack_task(
+    frames: list[tuple[int, tuple[Packet, ...], tuple[int, ...]]],
+    maps: dict[int, Values],
+    prefix: str,
+    node: int,
+    rate: float | None,
+) -> dict[int, Sent]:
+    """Build every frame a sender sends: frame id -> what :func:`_frame_task` gives."""
+    return {
+        i: _frame_task(packets, maps, prefix, node, targets, rate)
+        for i, packets, targets in frames
+    }
+
+
+def _select(packed: dict[int, Sent], ids: list[int]) -> list[Sent]:
+    """Return the frames `ids` a sender sends to one node: one bundle, one transfer."""
+    return [packed[i] for i in ids]
+
+
 def _send(
     prefix: str,
     node: int,
@@ -229,6 +248,11 @@ def _relay(
         onward = _send(prefix, node, (target,), frame.nbytes, rate, arrived)
         out.append((frame, onward, {node: arrived}))
     return out
+
+
+def _targets(frame: Any, delivery: str) -> tuple[int, ...]:
+    """Return the nodes a frame's sender sends it to itself."""
+    return tuple(t for s, t in frame.hops(delivery) if s == frame.sender)
 
 
 def _at(payload: Any, position: int | None) -> Sent:
@@ -506,43 +530,56 @@ class _Job:
     def submit_frames(self, plan: ShufflePlan) -> dict[int, list]:
         """Build every frame on its sender; return what each receiver fetches.
 
-        A frame is one array per (sender, receivers) of the plan. Unicast: each
-        receiver fetches it from the sender. Forward: the first receiver fetches
-        it from the sender; at hop ``h`` of the chains, the frames one node
-        passes to the next travel as one bundle (a relay task on the node).
-        Each receiver gets ``(packets, frame or bundle, position)`` per frame.
+        A frame is one array per (sender, receivers) of the plan; one pack task
+        per sender builds all of its frames. The frames a node sends to one
+        other node in one hop travel as one bundle (a list of arrays, one
+        transfer): a select task on the sender for the first hop, a relay task
+        on the forwarding receiver for the next ones. Each receiver gets
+        ``(packets, bundle, position)`` per frame.
         """
         incoming: dict[int, list] = defaultdict(list)
         self.frames = {}
         delivery, rate = self.options["delivery"], self.options.get("bandwidth")
         frames = frames_of(plan)
-        held = {}  # frame -> (future, position) of its copy at its chain's node
+        first: dict[tuple[int, int], list[int]] = defaultdict(list)
         for i, frame in enumerate(frames):
-            files = {seg.file for p in frame.packets for seg in p.segments}
-            targets = tuple(t for s, t in frame.hops(delivery) if s == frame.sender)
-            held[i] = self.frames[i, frame.sender] = (
-                self.submit(
-                    _frame_task,
-                    frame.packets,
-                    self.local_maps(frame.sender, files),
-                    self.prefix,
-                    frame.sender,
-                    targets,
-                    rate,
-                    key=f"frame-{i}",
-                    node=frame.sender,
-                ),
-                None,
+            for target in _targets(frame, delivery):
+                first[frame.sender, target].append(i)
+        for s in sorted({frame.sender for frame in frames}):
+            mine = [i for i, frame in enumerate(frames) if frame.sender == s]
+            files = {
+                seg.file for i in mine for p in frames[i].packets for seg in p.segments
+            }
+            packed = self.submit(
+                _pack_task,
+                [(i, frames[i].packets, _targets(frames[i], delivery)) for i in mine],
+                self.local_maps(s, files),
+                self.prefix,
+                s,
+                rate,
+                key=f"pack-{s}",
+                node=s,
             )
-        chains = {
-            i: frame.receivers if delivery == "unicast" else frame.chain
-            for i, frame in enumerate(frames)
-        }
+            self.frames[f"frames of node {s}", s] = packed
+        held = {}  # frame -> (bundle, position) of its copy at its chain's node
+        for (source, target), ids in sorted(first.items()):
+            bundle = self.submit(
+                _select,
+                self.frames[f"frames of node {source}", source],
+                ids,
+                key=f"bundle-0-{source}-{target}",
+                node=source,
+            )
+            self.frames[f"a bundle to node {target}", source] = bundle
+            for position, i in enumerate(ids):
+                held[i, target] = (bundle, position)
         if delivery == "unicast":
             for i, frame in enumerate(frames):
                 for k in frame.receivers:
-                    incoming[k].append((frame.packets, *held[i]))
+                    incoming[k].append((frame.packets, *held[i, k]))
             return incoming
+        chains = {i: frame.chain for i, frame in enumerate(frames)}
+        held = {i: held[i, chain[0]] for i, chain in chains.items()}
         for h in range(1, max((len(c) for c in chains.values()), default=0)):
             hops: dict[tuple[int, int], list[int]] = defaultdict(list)
             for i, chain in chains.items():
@@ -559,10 +596,7 @@ class _Job:
                     key=f"relay-{h}-{source}-{target}",
                     node=source,
                 )
-                self.frames[f"relays of hop {h} to node {target}", source] = (
-                    bundle,
-                    None,
-                )
+                self.frames[f"relays of hop {h} to node {target}", source] = bundle
                 for position, i in enumerate(ids):
                     incoming[source].append((frames[i].packets, bundle, position))
                     held[i] = (bundle, position)
@@ -721,7 +755,7 @@ class _MapReduceJob(_Job):
     def _submit_shuffle(self, action: SubmitShuffle, reduce_fn: Callable) -> None:
         self.plan = action.plan
         incoming = self.submit_frames(action.plan)
-        self.watched |= {f: ("frame", i, s) for (i, s), (f, _) in self.frames.items()}
+        self.watched |= {f: ("frame", i, s) for (i, s), f in self.frames.items()}
         self.picks: list[tuple[int, int, int, int]] = []  # (file, reducer, from, to)
         for k, host in enumerate(action.hosts):
             picks = {} if host == k else self._pick_values(k, host)
@@ -786,7 +820,7 @@ class _MapReduceJob(_Job):
         )
         stage, where = {
             "map": ("map_fn", lambda f, k: f"on file {f} at node {k}"),
-            "frame": ("shuffle", lambda i, s: f"building frame {i} at node {s}"),
+            "frame": ("shuffle", lambda i, s: f"sending {i} at node {s}"),
             "reduce": ("reduce_fn", lambda k, h: f"at node {h} (reducer {k})"),
         }[kind]
         return TaskFailed(stage=stage, where=where(*label), error=error, now=now)

@@ -654,7 +654,7 @@ def test_a_worker_dying_during_scatter_beyond_tolerance_is_named(
 
 
 @pytest.mark.parametrize(("r", "coded"), [(1, False), (2, True)])
-def test_tasks_are_one_map_per_copy_one_frame_per_sender_group_one_reduce_each(
+def test_tasks_are_a_map_per_copy_a_pack_per_sender_a_bundle_per_pair_a_reduce_each(
     client, r, coded
 ):
     from distributed import get_task_stream
@@ -676,6 +676,13 @@ def test_tasks_are_one_map_per_copy_one_frame_per_sender_group_one_reduce_each(
         if str(task["key"]).startswith("mr-")
     )
     placement = place_li(4, r, N=len(TEXTS))
-    frames = len(frames_of(plan_shuffle(placement, coded=coded)))
-    assert kinds == {"map": placement.N * r, "frame": frames, "reduce": 4}
+    frames = frames_of(plan_shuffle(placement, coded=coded))
+    pairs = {(f.sender, k) for f in frames for k in f.receivers}
+    senders = {f.sender for f in frames}
+    assert kinds == {
+        "map": placement.N * r,
+        "pack": len(senders),
+        "bundle": len(pairs),
+        "reduce": 4,
+    }
     assert result.output == collections.Counter(" ".join(TEXTS).split())
