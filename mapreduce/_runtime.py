@@ -2,11 +2,12 @@
 
 Tasks are pinned (``workers=[address], allow_other_workers=False``, keys under
 one job prefix): one map task per (file, node that stores it), mapping,
-combining and partitioning the file into one byte string per reducer; one frame
-task per (sender, receivers) of the plan, building one array that Dask moves
-whole to each receiver (or along the receivers, forwarding); one reduce task per
-reducer, taking its local map outputs and the list of frames sent to it,
-decoding and reducing. Nothing is fetched to the client but the reducers'
+combining and partitioning the file into one byte string per reducer; one pack
+task per sender, building one array per (sender, receivers) frame of the plan;
+one bundle per (sender, receiver) and hop, the frames Dask moves in one
+transfer (selected on the sender, or relayed by a forwarding receiver); one
+reduce task per reducer, taking its local map outputs and the list of bundles
+sent to it, decoding and reducing. Nothing is fetched to the client but the reducers'
 outputs. The pure :class:`mapreduce._state.JobState` decides when to submit the
 shuffle and whether to cut straggling maps; the plan decides what is sent; this
 module only carries them out and measures them.
