@@ -56,9 +56,10 @@ class MapReduceRecord:
         Framing overhead of all frames, each counted once
         (:data:`mapreduce.FRAME_HEADER_BYTES` per header entry).
     upload_bytes, download_bytes : tuple of int
-        Bytes each node sent and received between Dask workers during the
-        job, from the workers' transfer logs (Dask's ``sizeof``; a frame is one
-        ``uint8`` array, so its size is exact). Dask has no multicast.
+        Bytes each node sent and received in the shuffle: the plan's frames
+        (each one ``uint8`` array) sized by the values the maps produced, per
+        hop of the delivery, plus values picked for a lost node's reducer.
+        Dask has no multicast.
     origin_upload_bytes : tuple of int
         Bytes each node sent of the frames it built itself.
     map_seconds, shuffle_seconds, reduce_seconds : float
