@@ -8,9 +8,11 @@ r = 2 coded and r = 1 with and without one mapper whose whole map task is 5x
 slower (``slow_map``, a pair parser; its reference runs the same parser with no
 slow worker), and the r = 2, 3 coded job through the generic per-key reduce
 (every record its own key; what TeraSort did before its array path). Word
-count: coded with a combiner vs ``dask.bag.foldby``. For every run: stage times
-(map, pack, shuffle, unpack, reduce, and the shuffle's transfer part, shuffle -
-pack - unpack), per-node wire bytes, and the shuffle time
+count (10^6 lines of Zipf text by default, 4 K partitions of one ``dask.bag``):
+``run_mapreduce`` with its defaults (uncoded, r = 1) and a combiner, coded r = 2
+with a combiner, and ``dask.bag.foldby``, interleaved in every repeat. For every
+TeraSort run: stage times (map, pack, shuffle, unpack, reduce, and the shuffle's
+transfer part, shuffle - pack - unpack), per-node wire bytes, and the shuffle time
 the network models predict: (a) multicast and (b) switched from the measured
 bytes and a separately measured point-to-point bandwidth, and (b+lat) adding a
 per-bundle latency measured by its own calibration (``measure_latency``), never
@@ -19,6 +21,9 @@ one warm-up run); medians over repeats; the load average before and after; JSON
 to bench/results/<name>.json.
 
     python bench/bench_mapreduce.py [--quick] [--records N] [--repeats R] [--only "a;b"]
+        [--lines L] [--no-wordcount]
+
+(``--only none`` runs the word count alone.)
 """
 
 from __future__ import annotations
@@ -225,12 +230,15 @@ def _record_row(
     return plan_like
 
 
-def terasort_case(client, records, r, coded, delivery, net, slow=None) -> dict:
+def terasort_case(
+    client, records, r, coded, delivery, net, slow=None, bandwidth=None
+) -> dict:
     """One run_terasort; `slow`: None (array parser), "" or a slow worker's address.
 
     With `slow` a string the pair parser ``slow_map`` runs on every node (slowed
     down on that worker only), so ``""`` is the no-straggler reference of a slow
-    case.
+    case. With `bandwidth` (bytes/s) the shuffle runs on the emulated network,
+    and the row adds the switched model's time at that bandwidth.
     """
     token = uuid.uuid4().hex
     map_fn = None if slow is None else functools.partial(slow_map, slow, token)
@@ -242,11 +250,19 @@ def terasort_case(client, records, r, coded, delivery, net, slow=None) -> dict:
         delivery=delivery,
         client=client,
         map_fn=map_fn,
+        emulated_bandwidth=bandwidth,
     )
     assert result.records == sorted(records), "TeraSort output is not sorted"
     messages = bundle_messages(r, coded, delivery)
     fixed = net["fixed"][r, coded, delivery]
-    return _record_row(result.record, net["bandwidth"], net["latency"], messages, fixed)
+    row = _record_row(result.record, net["bandwidth"], net["latency"], messages, fixed)
+    if bandwidth is not None:
+        rec = result.record
+        row["network"] = f"emulated {bandwidth * 8 / 1e6:.0f} Mbit/s"
+        row["model_switched_emulated_seconds"] = shuffle_seconds_switched(
+            rec.upload_bytes, rec.download_bytes, bandwidth
+        )
+    return row
 
 
 def _sort_values(key: bytes, values: list[bytes]) -> list[bytes]:
@@ -346,50 +362,52 @@ def bag_case(client, records) -> dict:
     return {"total_seconds": seconds}
 
 
-def _texts(n_files: int, words: int, rng: np.random.Generator) -> list[str]:
-    vocab = [f"w{i}" for i in range(2000)]
-    picks = rng.zipf(1.3, size=(n_files, words)) % len(vocab)
-    return [" ".join(vocab[i] for i in row) for row in picks]
+def _lines(n: int, rng: np.random.Generator) -> list[str]:
+    """`n` lines of 8 Zipf(1.3) words over a 5,000-word vocabulary."""
+    vocab = np.array([f"w{i}" for i in range(5000)])
+    picks = rng.zipf(1.3, size=(n, 8)) % len(vocab)
+    return [" ".join(row) for row in vocab[picks]]
 
 
 def _count_partition(texts):
     return (pair for text in texts for pair in count_words(text))
 
 
-def wordcount_cases(client, texts, net) -> list[dict]:
-    expected = {}
-    for text in texts:
-        for word in text.split():
+def _wordcount_mr(client, bag, **kwargs):
+    start = time.perf_counter()
+    result = run_mapreduce(
+        bag, _count_partition, sum_counts, K=K, combine=True, client=client, **kwargs
+    )
+    return result.output, time.perf_counter() - start
+
+
+def _wordcount_foldby(client, bag):
+    start = time.perf_counter()
+    words = bag.map(str.split).flatten()
+    folded = words.foldby(lambda w: w, lambda acc, _: acc + 1, 0, lambda a, b: a + b)
+    output = dict(folded.compute())
+    return output, time.perf_counter() - start
+
+
+WORDCOUNT = {  # name -> run(client, bag) -> (output, seconds)
+    "run_mapreduce default +combiner": _wordcount_mr,
+    "coded r=2 +combiner": functools.partial(_wordcount_mr, r=2, coded=True),
+    "dask.bag.foldby": _wordcount_foldby,
+}
+
+
+def wordcount_cases(client, lines: list[str], npartitions: int) -> list[dict]:
+    """One run of every word-count case on the same bag, each checked."""
+    expected: dict[str, int] = {}
+    for line in lines:
+        for word in line.split():
             expected[word] = expected.get(word, 0) + 1
     rows = []
-    start = time.perf_counter()
-    coded = run_mapreduce(
-        db.from_sequence(texts, npartitions=len(texts)),
-        _count_partition,
-        sum_counts,
-        K=K,
-        r=2,
-        coded=True,
-        combine=True,
-        client=client,
-    )
-    elapsed = time.perf_counter() - start
-    assert coded.output == expected
-    rows.append(
-        {
-            "scheme": "coded r=2 +combiner",
-            **_record_row(coded.record, net["bandwidth"], net["latency"], [0] * K),
-        }
-    )
-    rows[-1]["end_to_end_seconds"] = elapsed
-    bag = db.from_sequence(texts, npartitions=K).map(str.split).flatten()
-    start = time.perf_counter()
-    folded = bag.foldby(lambda w: w, lambda acc, _: acc + 1, 0, lambda a, b: a + b)
-    result = dict(folded.compute())
-    rows.append(
-        {"scheme": "dask.bag.foldby", "total_seconds": time.perf_counter() - start}
-    )
-    assert result == expected
+    for name, run in WORDCOUNT.items():
+        output, seconds = run(client, db.from_sequence(lines, npartitions=npartitions))
+        assert output == expected, f"{name}: wrong counts"
+        rows.append({"scheme": name, "total_seconds": seconds})
+        print(f"  word count: {name:<34} {seconds:>7.2f} s", flush=True)
     return rows
 
 
@@ -451,6 +469,13 @@ CASES = [  # name, r, coded, delivery, slow mapper (None: array parser, no)
     ("uncoded r=1, pair parser", 1, False, "unicast", False),
     ("uncoded r=1, one mapper 5x slow", 1, False, "unicast", True),
 ]
+EMULATED_MBIT = 200.0  # the emulated cases' links, Mbit/s per node and direction
+EMULATED = {  # name -> r, coded, delivery on the emulated network
+    "uncoded r=1, emulated": (1, False, "unicast"),
+    "uncoded r=2 (same placement), emulated": (2, False, "unicast"),
+    "coded r=2 forward, emulated": (2, True, "forward"),
+    "coded r=3 forward, emulated": (3, True, "forward"),
+}
 PER_RECORD = {"coded r=2 per-record reduce": 2, "coded r=3 per-record reduce": 3}
 BASELINES = ("dd.sort_values", "dd.shuffle", "dask.bag groupby")
 QUICK = ("coded r=2 unicast", "uncoded r=1", "dd.sort_values")  # --quick: a smoke run
@@ -461,6 +486,10 @@ def _run_case(client, records, name: str, net: dict, slow: str) -> dict:
         if case == name:
             address = None if is_slow is None else (slow if is_slow else "")
             return terasort_case(client, records, r, coded, delivery, net, address)
+    if name in EMULATED:
+        r, coded, delivery = EMULATED[name]
+        bandwidth = EMULATED_MBIT * 1e6 / 8
+        return terasort_case(client, records, r, coded, delivery, net, None, bandwidth)
     if name in PER_RECORD:
         return per_record_case(client, records, PER_RECORD[name], net)
     if name == "dask.bag groupby":
@@ -507,6 +536,18 @@ def _summary(rows: list[dict]) -> dict:
             for row in rows
             if row.get("model_switched_calibrated_seconds")
         },
+        "emulated_shuffle_over_switched_model": {
+            row["scheme"]: row["shuffle_seconds"]
+            / row["model_switched_emulated_seconds"]
+            for row in rows
+            if row.get("model_switched_emulated_seconds")
+        },
+        "emulated_total_over_uncoded_r1": {
+            row["scheme"]: row["total_seconds"]
+            / by["uncoded r=1, emulated"]["total_seconds"]
+            for row in rows
+            if "emulated" in row["scheme"] and "uncoded r=1, emulated" in by
+        },
         "dd_sort_values_over_scheme": {
             row["scheme"]: by["dd.sort_values"]["total_seconds"] / row["total_seconds"]
             for row in rows
@@ -530,6 +571,9 @@ def main() -> None:
         "--only", default="", help="semicolon-separated substrings of the cases to run"
     )
     parser.add_argument("--no-wordcount", action="store_true")
+    parser.add_argument(
+        "--lines", type=int, default=None, help="word-count lines (default 10^6)"
+    )
     parser.add_argument("--name", default="mapreduce", help="results file name")
     args = parser.parse_args()
     n = args.records or (2_000 if args.quick else 100_000)
@@ -539,11 +583,16 @@ def main() -> None:
     )
     names = [
         name
-        for name in [c[0] for c in CASES] + list(PER_RECORD) + list(BASELINES)
+        for name in [c[0] for c in CASES]
+        + list(EMULATED)
+        + list(PER_RECORD)
+        + list(BASELINES)
         if not wanted or any(w in name for w in wanted)
     ]
     records = generate_records(n, rng=SEED)
-    texts = _texts(2 * 28, 200 if args.quick else 20_000, np.random.default_rng(SEED))
+    lines = _lines(
+        args.lines or (2_000 if args.quick else 1_000_000), np.random.default_rng(SEED)
+    )
     runs: dict[str, list[dict]] = {name: [] for name in names}
     words = []
     load_before = os.getloadavg()
@@ -560,14 +609,14 @@ def main() -> None:
             "latency": measure_latency(client),
             "fixed": {},
         }
-        for _, r, coded, delivery, _ in CASES:
-            key = (r, coded, delivery)
-            if key not in net["fixed"] and any(
-                c[0] in names and c[1:4] == key for c in CASES
-            ):
-                net["fixed"][key] = calibrate_fixed_seconds(client, *key)
+        shapes = {c[0]: c[1:4] for c in CASES} | EMULATED
+        for key in {shapes[name] for name in names if name in shapes}:
+            net["fixed"][key] = calibrate_fixed_seconds(client, *key)
         slow = sorted(client.nthreads())[0]
-        _run_case(client, records, names[0], net, slow)  # warm-up, not counted
+        if names:
+            _run_case(client, records, names[0], net, slow)  # warm-up, not counted
+        if not args.no_wordcount:
+            wordcount_cases(client, lines[: len(lines) // 10], 4 * K)  # warm-up
         for repeat in range(repeats):  # interleaved: drift in load hits every case
             for name in names:
                 runs[name].append(_run_case(client, records, name, net, slow))
@@ -583,7 +632,7 @@ def main() -> None:
                     flush=True,
                 )
             if not args.no_wordcount:
-                words.append(wordcount_cases(client, texts, net))
+                words.append(wordcount_cases(client, lines, 4 * K))
     load_after = os.getloadavg()
     rows = [
         {
@@ -597,13 +646,30 @@ def main() -> None:
     _print_terasort(rows, n, repeats, net)
     print(f"load average before {load_before}, after {load_after} (2 cores, shared)")
     summary = _summary(rows)
-    word_rows = (
-        [median_rows([run[i] for run in words]) for i in range(2)] if words else []
-    )
+    word_rows = [
+        {
+            "scheme": name,
+            "total_seconds": statistics.median(
+                run[i]["total_seconds"] for run in words
+            ),
+            "total_seconds_per_run": [run[i]["total_seconds"] for run in words],
+        }
+        for i, name in enumerate(WORDCOUNT)
+        if words
+    ]
+    word_ratios = {}
     if word_rows:
-        print(f"\nword count, {len(texts)} files, median of {repeats}")
+        fold = word_rows[-1]["total_seconds"]
+        print(
+            f"\nword count, {len(lines)} lines in {4 * K} partitions, K={K}, median "
+            f"of {repeats} (interleaved)"
+        )
         for row in word_rows:
-            print(f"{row['scheme']:<22} {row['total_seconds']:>7.2f} s")
+            word_ratios[row["scheme"]] = row["total_seconds"] / fold
+            print(
+                f"{row['scheme']:<34} {row['total_seconds']:>7.2f} s "
+                f"{word_ratios[row['scheme']]:>5.2f}x foldby"
+            )
     write_results(
         args.name,
         {
@@ -618,7 +684,9 @@ def main() -> None:
             "load_average_after": load_after,
             "machine": platform.platform(),
             "terasort": rows,
+            "wordcount_lines": len(lines),
             "wordcount": word_rows,
+            "wordcount_over_foldby": word_ratios,
             **summary,
         },
         quick=args.quick,

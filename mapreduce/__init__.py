@@ -3,9 +3,11 @@
 Placements (Li's r-subsets, the K = 3 heterogeneous optimum, Woolsey et al.'s
 hypercube, any user map), shuffle plans with their verifier, ``run_mapreduce``
 and two example jobs (word count and TeraSort).
-Placements, plans and the verifier are pure; execution on Dask lives in
-``mapreduce._runtime`` (the package's only Dask module), imported only when a job
-runs. Import order: ``_plan`` < ``_records`` < ``_runtime`` < ``_job``.
+Placements, plans, the verifier and the job's state machine (``_state``) are
+pure; execution on Dask lives in ``mapreduce._runtime`` and
+``mapreduce._runtime_linear`` (coded map tasks), the package's only Dask modules,
+imported only when a job runs. Import order: ``_plan`` < ``_records`` <
+``_state`` < ``_runtime`` < ``_job``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mapreduce._emulator import check_bandwidth
 from mapreduce._network import DELIVERIES, predict_shuffle_seconds
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import plan_shuffle, verify_plan
@@ -157,6 +158,9 @@ def _options(**given: Any) -> dict[str, Any]:
         "combine_fn": given["reduce_fn"] if given["combine"] else None,
         "progress": bool(given["progress"]),
         "output": given["output"],
+        "bandwidth": None
+        if given["emulated_bandwidth"] is None
+        else check_bandwidth(given["emulated_bandwidth"]),
     }
 
 
@@ -178,6 +182,7 @@ def run_mapreduce(
     timeout: float = 600.0,
     straggler_slack: float = 0.5,
     progress: bool = False,
+    emulated_bandwidth: float | None = None,
 ) -> MapReduceResult:
     r"""Run a MapReduce job on Dask with a (coded) shuffle.
 
@@ -239,6 +244,11 @@ def run_mapreduce(
         that finished (``>= 0``; ``inf`` waits for every map).
     progress : bool
         Show a progress bar per stage (tqdm).
+    emulated_bandwidth : float, optional
+        Emulate a network of this many bytes per second (``> 0``; 200 Mbit/s is
+        ``25e6``) on every node's uplink and downlink in the shuffle, a token
+        bucket per node and direction (docs/theory/network.md); the record says
+        so (``record.emulated_bandwidth``). Default: the cluster's own network.
 
     Returns
     -------
@@ -249,8 +259,8 @@ def run_mapreduce(
     ------
     ValueError
         For bad `K`, `r` (``r < 1`` or ``r > K``), an empty `files`, a placement
-        that does not fit, an unknown `delivery` or `output`, or a client with
-        fewer than `K` workers.
+        that does not fit, an unknown `delivery` or `output`, a client with
+        fewer than `K` workers, or ``emulated_bandwidth <= 0``.
     TypeError
         If a function argument is not callable, `placement` is not a
         :class:`Placement`, or `client` is not a ``distributed.Client``.
@@ -304,11 +314,9 @@ def run_mapreduce(
     if coded is None:
         coded = _choose_coded(placement, options["delivery"])
     plan = verify_plan(plan_shuffle(placement, coded=bool(coded)))
-    from mapreduce._runtime import collection_files, execute_mapreduce
+    from mapreduce._runtime import execute_mapreduce
 
-    if _is_collection(files):
-        files = collection_files(files, placement.N, client)
-    elif split:
+    if split and not _is_collection(files):
         files = split_input(files, placement.N)
     return execute_mapreduce(
         files,

@@ -56,9 +56,10 @@ class MapReduceRecord:
         Framing overhead of all frames, each counted once
         (:data:`mapreduce.FRAME_HEADER_BYTES` per header entry).
     upload_bytes, download_bytes : tuple of int
-        Bytes each node sent and received between Dask workers during the
-        job, from the workers' transfer logs (Dask's ``sizeof``; a frame is one
-        ``uint8`` array, so its size is exact). Dask has no multicast.
+        Bytes each node sent and received in the shuffle: the plan's frames
+        (each one ``uint8`` array) sized by the values the maps produced, per
+        hop of the delivery, plus values picked for a lost node's reducer.
+        Dask has no multicast.
     origin_upload_bytes : tuple of int
         Bytes each node sent of the frames it built itself.
     map_seconds, shuffle_seconds, reduce_seconds : float
@@ -66,6 +67,11 @@ class MapReduceRecord:
     pack_seconds, unpack_seconds : float
         Worker-side seconds spent encoding and decoding packets, at the busiest
         node (part of `shuffle_seconds`).
+    emulated_bandwidth : float or None
+        Bytes per second of every node's emulated uplink and downlink during
+        the shuffle, or None when the shuffle ran at the cluster's own speed.
+        The stage times of an emulated run are emulated, not measured on a real
+        network of that speed.
 
     Notes
     -----
@@ -96,6 +102,7 @@ class MapReduceRecord:
     reduce_seconds: float
     pack_seconds: float
     unpack_seconds: float
+    emulated_bandwidth: float | None = None
 
     @property
     def wire_bytes(self) -> int:

@@ -1,18 +1,21 @@
 """Execute MapReduce on Dask workers (mapreduce's only Dask module).
 
-Stages, each pinned (``workers=[address], allow_other_workers=False``, keys under
-one job prefix): map every file on each node that stores it; once the nodes that
-finished can stand in for the rest (``K - tolerance`` of them), give the others a
-little slack and cancel them cooperatively; plan the shuffle on the maps that
-finished; pack frames on their senders; deliver (unicast or forwarded along the
-receivers); unpack on each receiver with its own map outputs; reduce. The plan
-decides what is sent; this module only carries it out and measures it.
+Tasks are pinned (``workers=[address], allow_other_workers=False``, keys under
+one job prefix): one map task per (file, node that stores it), mapping,
+combining and partitioning the file into one byte string per reducer; one pack
+task per sender, building one array per (sender, receivers) frame of the plan;
+one bundle per (sender, receiver) and hop, the frames Dask moves in one
+transfer (selected on the sender, or relayed by a forwarding receiver); one
+reduce task per reducer, taking its local map outputs and the list of bundles
+sent to it, decoding and reducing. Nothing is fetched to the client but the reducers'
+outputs. The pure :class:`mapreduce._state.JobState` decides when to submit the
+shuffle and whether to cut straggling maps; the plan decides what is sent; this
+module only carries them out and measures them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import pickle
 import threading
 import time
@@ -22,19 +25,35 @@ from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import CancelledError
 from typing import Any
 
+import dask
 import numpy as np
 from distributed import Client, Future, KilledWorker, wait
 
 from coded.runtime import client_for_call
 from coded.runtime.interface import cancel_signal, wake_waits
 from mapreduce._coding import EncodedPacket, build_packet, decode_received
-from mapreduce._errors import MapReduceTaskError, NotEnoughMappersError
-from mapreduce._network import FRAME_HEADER_BYTES, frames_of
+from mapreduce._emulator import Link
+from mapreduce._errors import MapReduceTaskError
+from mapreduce._network import FRAME_HEADER_BYTES, frames_of, plan_traffic
 from mapreduce._placement import Placement
-from mapreduce._plan import Packet, ShufflePlan, plan_shuffle, verify_plan
+from mapreduce._plan import Packet, ShufflePlan
 from mapreduce._records import MapReduceRecord, MapReduceResult, plan_record_fields
+from mapreduce._state import (
+    CancelMaps,
+    Fail,
+    Finish,
+    JobState,
+    MapDone,
+    MapLost,
+    NodesLost,
+    ReduceDone,
+    SubmitShuffle,
+    TaskFailed,
+    Tick,
+    follow_data,
+)
 
-__all__ = ["collection_files", "execute_mapreduce", "to_output"]
+__all__ = ["execute_mapreduce", "to_output"]
 
 Values = tuple[bytes, ...]  # one map output: a pickled list of pairs per reducer
 _POLL_SECONDS = 0.2  # a wait returns as soon as a task finishes
@@ -55,8 +74,22 @@ def _add_seconds(prefix: str, node: int, stage: str, seconds: float) -> None:
 
 def _pop_seconds(prefix: str, dask_worker: Any = None) -> dict:
     with _seconds_lock:
+        for key in [key for key in _links if key[0] == prefix]:
+            del _links[key]
         keys = [key for key in _seconds if key[0] == prefix]
         return {key[1:]: _seconds.pop(key) for key in keys}
+
+
+_links: dict[tuple[str, int, str], Link] = {}  # (job, node, "up" | "down")
+
+
+def _link(prefix: str, node: int, direction: str, rate: float) -> Link:
+    """Return the emulated link of `node` in one direction, for one job."""
+    with _seconds_lock:
+        link = _links.get((prefix, node, direction))
+        if link is None:
+            link = _links[prefix, node, direction] = Link(rate=rate)
+        return link
 
 
 def _check_reducer(node: object, key: Hashable, K: int) -> int:
@@ -83,22 +116,41 @@ def _map_task(
     map_fn: Callable,
     partition: Callable,
     combine_fn: Callable | None,
-    file: Any,
+    file: bytes,
     K: int,
     signal: str,
 ) -> Values | None:
-    """Map one file into K pickled buckets; None if cancelled on the way."""
+    """Map one (pickled) file into K pickled buckets; None if cancelled on the way.
+
+    `partition` is called once per distinct key (a key's node never changes),
+    and the combiner runs before partitioning, on the file's distinct keys.
+    """
     cancelled = cancel_signal(signal)
     if cancelled.is_set():
         return None
-    buckets: list[list] = [[] for _ in range(K)]
-    for count, (key, value) in enumerate(map_fn(file)):
+    pairs: list = []
+    for count, pair in enumerate(map_fn(pickle.loads(file))):
         if count % _CANCEL_EVERY == _CANCEL_EVERY - 1 and cancelled.is_set():
             return None
-        buckets[_check_reducer(partition(key, K), key, K)].append((key, value))
+        pairs.append(pair)
     if combine_fn is not None:
-        buckets = [_combine(bucket, combine_fn) for bucket in buckets]
+        pairs = _combine(pairs, combine_fn)
+    buckets: list[list] = [[] for _ in range(K)]
+    node_of: dict[Hashable, int] = {}
+    for key, value in pairs:
+        node = node_of.get(key)
+        if node is None:
+            node = node_of[key] = _check_reducer(partition(key, K), key, K)
+        buckets[node].append((key, value))
     return tuple(pickle.dumps(bucket, protocol=5) for bucket in buckets)
+
+
+def _dumps(file: Any) -> bytes:
+    """Pickle an input file, so that it moves between workers as one byte string.
+
+    A list of many small objects (lines of text) moves far slower as it is.
+    """
+    return pickle.dumps(file, protocol=5)
 
 
 def _encode_frame(packets: tuple[Packet, ...], maps: dict[int, Values]) -> np.ndarray:
@@ -111,50 +163,129 @@ def _encode_frame(packets: tuple[Packet, ...], maps: dict[int, Values]) -> np.nd
     )
 
 
-def _pack(
-    frames: list[tuple[int, tuple[Packet, ...]]],
+# a frame, (start, end) of its last hop's uplink per target, arrival per node
+Sent = tuple[np.ndarray, dict[int, tuple[float, float]], dict[int, float]]
+
+
+def _frame_task(
+    packets: tuple[Packet, ...],
     maps: dict[int, Values],
     prefix: str,
     node: int,
-) -> dict[int, np.ndarray]:
-    """Encode every frame this node sends: frame id -> frame."""
+    targets: tuple[int, ...],
+    rate: float | None,
+) -> Sent:
+    """Build one frame on its sender: one array, moved whole to each receiver.
+
+    Returns the frame, when the sender's emulated uplink starts and ends
+    sending it to each of `targets` (the nodes it sends to itself; empty
+    without emulation), and no arrival times yet.
+    """
     began = time.perf_counter()
-    out = {i: _encode_frame(packets, maps) for i, packets in frames}
+    frame = _encode_frame(packets, maps)
     _add_seconds(prefix, node, "pack", time.perf_counter() - began)
+    if rate is None:
+        return frame, {}, {}
+    return frame, _send(prefix, node, targets, frame.nbytes, rate, time.time()), {}
+
+
+def _pack_task(
+    frames: list[tuple[int, tuple[Packet, ...], tuple[int, ...]]],
+    maps: dict[int, Values],
+    prefix: str,
+    node: int,
+    rate: float | None,
+) -> dict[int, Sent]:
+    """Build every frame a sender sends: frame id -> what :func:`_frame_task` gives."""
+    return {
+        i: _frame_task(packets, maps, prefix, node, targets, rate)
+        for i, packets, targets in frames
+    }
+
+
+def _select(packed: dict[int, Sent], ids: list[int]) -> list[Sent]:
+    """Return the frames `ids` a sender sends to one node: one bundle, one transfer."""
+    return [packed[i] for i in ids]
+
+
+def _send(
+    prefix: str,
+    node: int,
+    targets: tuple[int, ...],
+    nbytes: int,
+    rate: float,
+    ready: float,
+) -> dict[int, tuple[float, float]]:
+    """Book `nbytes` to each target on `node`'s uplink: target -> (start, end)."""
+    uplink = _link(prefix, node, "up", rate)
+    hops = {}
+    for t in targets:
+        end = uplink.reserve(nbytes, ready=ready)
+        hops[t] = (end - nbytes / rate, end)
+    return hops
+
+
+def _relay(
+    items: list[tuple[Any, int | None]],
+    prefix: str,
+    node: int,
+    target: int,
+    rate: float | None,
+) -> list[Sent]:
+    """Keep the frames a receiver forwards to `target` in one hop, as one bundle.
+
+    `items` are what the node received of each frame (a frame, or a bundle and
+    a position in it). Emulated, each frame arrives through this node's
+    downlink and leaves through its uplink toward `target`.
+    """
+    out = []
+    for frame, hops, _ in (_at(payload, position) for payload, position in items):
+        if rate is None:
+            out.append((frame, {}, {}))
+            continue
+        start, end = hops[node]
+        downlink = _link(prefix, node, "down", rate)
+        arrived = downlink.reserve(frame.nbytes, ready=start, after=end)
+        onward = _send(prefix, node, (target,), frame.nbytes, rate, arrived)
+        out.append((frame, onward, {node: arrived}))
     return out
 
 
-def _bundle(held: list[dict[int, np.ndarray]], ids: list[int]) -> np.ndarray:
-    """Concatenate the frames `ids` (held on this node) for one peer."""
-    frames: dict[int, np.ndarray] = {}
-    for part in held:
-        frames.update(part)
-    return np.concatenate([frames[i] for i in ids])
+def _targets(frame: Any, delivery: str) -> tuple[int, ...]:
+    """Return the nodes a frame's sender sends it to itself."""
+    return tuple(t for s, t in frame.hops(delivery) if s == frame.sender)
 
 
-def _frame_bytes(packets: tuple[Packet, ...], data: np.ndarray, offset: int) -> int:
-    entries = 1 + sum(len(p.segments) for p in packets)
-    end = offset + FRAME_HEADER_BYTES * entries
-    header = np.frombuffer(data[offset:end].tobytes(), np.int64)
-    position, size = 1, end - offset
-    for packet in packets:
-        size += int(max(header[position : position + len(packet.segments)], default=0))
-        position += len(packet.segments)
-    return size
+def _at(payload: Any, position: int | None) -> Sent:
+    return payload if position is None else payload[position]
 
 
-def _receive(
-    bundles: list[tuple[list[int], list[tuple[Packet, ...]], np.ndarray]],
-) -> dict[int, np.ndarray]:
-    """Split the bundles a node received into frames: frame id -> frame."""
-    frames = {}
-    for ids, packet_lists, data in bundles:
-        offset = 0
-        for i, packets in zip(ids, packet_lists, strict=True):
-            size = _frame_bytes(packets, data, offset)
-            frames[i] = data[offset : offset + size]
-            offset += size
-    return frames
+def _resolve(incoming: list[tuple[tuple[Packet, ...], Any, int | None]]) -> Received:
+    """Turn (packets, frame or bundle, position) items into (packets, Sent)."""
+    return [
+        (packets, _at(payload, position)) for packets, payload, position in incoming
+    ]
+
+
+def _arrive(k: int, received: list, prefix: str, rate: float | None) -> float:
+    """Wait until every frame sent to `k` passed its emulated downlink.
+
+    Returns the wall-clock time the last one arrived (now, without emulation).
+    """
+    if rate is None:
+        return time.time()
+    downlink = _link(prefix, k, "down", rate)
+    last = time.time()
+    for _, (frame, hops, arrived) in sorted(
+        received, key=lambda item: item[1][2].get(k, item[1][1].get(k, (0.0,))[0])
+    ):
+        if k in arrived:
+            last = max(last, arrived[k])
+            continue
+        start, end = hops[k]
+        last = max(last, downlink.reserve(frame.nbytes, ready=start, after=end))
+    time.sleep(max(0.0, last - time.time()))
+    return last
 
 
 def _unframe(
@@ -172,19 +303,16 @@ def _unframe(
     return out
 
 
-def _unpack(
-    k: int,
-    held: list[dict[int, np.ndarray]],
-    frames: list[tuple[int, tuple[Packet, ...]]],
-    maps: dict[int, Values],
-    prefix: str,
+Received = list[tuple[tuple[Packet, ...], Sent]]  # (a frame's packets, what came)
+
+
+def _decode_frames(
+    k: int, received: Received, maps: dict[int, Values], prefix: str
 ) -> dict[int, bytes]:
+    """Reducer `k`'s values of the files it lacks, from the frames it received."""
     began = time.perf_counter()
-    data: dict[int, np.ndarray] = {}
-    for part in held:
-        data.update(part)
-    received = [entry for i, packets in frames for entry in _unframe(packets, data[i])]
-    decoded = decode_received(k, received, maps)
+    entries = [e for packets, sent in received for e in _unframe(packets, sent[0])]
+    decoded = decode_received(k, entries, maps)
     _add_seconds(prefix, k, "unpack", time.perf_counter() - began)
     return decoded
 
@@ -204,10 +332,21 @@ def _reduce_task(
     k: int,
     reduce_fn: Callable,
     maps: dict[int, Values],
-    received: dict[int, bytes],
+    received: Received,
+    picks: dict[int, bytes],
     N: int,
-) -> bytes:
-    values = {f: v[k] for f, v in maps.items()} | received
+    prefix: str,
+    rate: float | None,
+) -> tuple[bytes, list[int], float]:
+    """Receive and decode reducer `k`'s frames, reduce.
+
+    Returns the pickled items, the byte length of `k`'s value of every file,
+    and when the last frame arrived (wall clock).
+    """
+    received = _resolve(received)
+    arrived = _arrive(k, received, prefix, rate)
+    values = {f: v[k] for f, v in maps.items()}
+    values |= _decode_frames(k, received, maps, prefix) | picks
     missing = sorted(set(range(N)) - set(values))
     if missing:
         raise RuntimeError(f"reducer {k} has no value of files {missing[:10]}.")
@@ -216,34 +355,17 @@ def _reduce_task(
         for key, value in pickle.loads(values[f]):
             groups[key].append(value)
     items = [(key, reduce_fn(key, vals)) for key, vals in _sorted_items(groups)]
-    return pickle.dumps(items, protocol=5)
+    return pickle.dumps(items, protocol=5), [len(values[f]) for f in range(N)], arrived
+
+
+def _unpack_task(
+    k: int, received: Received, maps: dict[int, Values], prefix: str
+) -> dict[int, bytes]:
+    return _decode_frames(k, _resolve(received), maps, prefix)
 
 
 def _value_lengths(maps: dict[int, Values], files: list[int]) -> dict[int, list[int]]:
     return {f: [len(v) for v in maps[f]] for f in files}
-
-
-def _rounds(frames, delivery: str) -> list[dict[tuple[int, int], list[int]]]:
-    """Per round, (source, target) -> ids of the frames that hop between them."""
-    hops = [frame.hops(delivery) for frame in frames]
-    count = 1 if delivery == "unicast" else max((len(h) for h in hops), default=0)
-    rounds: list[dict[tuple[int, int], list[int]]] = [
-        defaultdict(list) for _ in range(count)
-    ]
-    for i, frame_hops in enumerate(hops):
-        for h, pair in enumerate(frame_hops):
-            rounds[0 if delivery == "unicast" else h][pair].append(i)
-    return rounds
-
-
-def _transfers(prefix: str, dask_worker: Any = None) -> list[tuple[str, str, int]]:
-    """(peer, key, bytes) of every job key this worker fetched from a peer."""
-    return [
-        (entry["who"], str(key), nbytes)
-        for entry in dask_worker.transfer_incoming_log
-        for key, nbytes in entry["keys"].items()
-        if str(key).startswith(prefix)
-    ]
 
 
 # ----------------------------------------------------------------- client side
@@ -289,7 +411,7 @@ class _Job:
     def newly_lost(self) -> set[int]:
         """Nodes whose worker left the cluster since the last look.
 
-        Asked only when a stage made no progress, at most once a second.
+        Asked only when nothing progressed, at most once a second.
         """
         now = time.perf_counter()
         if now - self._checked_at < _LIVENESS_SECONDS:
@@ -337,12 +459,7 @@ class _Job:
                 f"{stage}: {len(futures)} of {total} tasks did not finish within "
                 f"timeout={self.options['timeout']} s."
             )
-        with contextlib.suppress(TimeoutError, CancelledError):  # lost: seen next
-            wait(
-                futures,
-                timeout=min(_POLL_SECONDS, remaining),
-                return_when="FIRST_COMPLETED",
-            )
+        _wait_any(futures, min(_POLL_SECONDS, remaining))
 
     def progress(self, stage: str, total: int):
         from tqdm.auto import tqdm
@@ -351,22 +468,21 @@ class _Job:
             total=total, desc=stage, unit="task", disable=not self.options["progress"]
         )
 
-    # -- map stage
+    # -- inputs
 
     def scatter_files(self, files: Sequence[Any]) -> dict[tuple[int, int], Any]:
-        """Put each file on its storers (futures of a Dask collection move there).
+        """Put each file, pickled, on its storers (a collection's futures move there).
 
         A node whose worker dies while its files are sent counts as lost (up to
-        the placement's tolerance; beyond it, :class:`NotEnoughMappersError`).
+        the placement's tolerance; beyond it, the run state names the file).
         """
         inputs = {}
         for k in range(self.placement.K):
             local = self.placement.files_of(k)
             if local and isinstance(files[0], Future):
                 inputs |= {(f, k): files[f] for f in local}
-            elif local and (data := self.scatter(k, [files[f] for f in local])):
+            elif local and (data := self.scatter(k, [_dumps(files[f]) for f in local])):
                 inputs |= dict(zip(((f, k) for f in local), data, strict=True))
-        self._check_coverage()
         return inputs
 
     def scatter(self, k: int, data: list) -> list[Future] | None:
@@ -377,120 +493,33 @@ class _Job:
             self.lost.add(k)
             return None
 
-    def run_maps(self, files: Sequence[Any], map_fn: Callable, partition: Callable):
-        K = self.placement.K
-        inputs = self.scatter_files(files)  # before any map starts: a fair start
-        position = {(f, k): self.placement.files_of(k).index(f) for f, k in inputs}
-        for (f, k), file in sorted(inputs.items(), key=lambda i: position[i[0]]):
-            self.maps[f, k] = self.submit(
-                _map_task,
-                map_fn,
-                partition,
-                self.options["combine_fn"],
-                file,
-                K,
-                f"{self.prefix}{k}",
-                key=f"map-{f}-{k}",
-                node=k,
-            )
-        finished = self._await_maps()
-        self.stored = tuple(
-            frozenset(k for k in nodes if (f, k) in finished and k not in self.lost)
-            for f, nodes in enumerate(self.placement.storers)
-        )
+    def compute_partitions(self, collection: Any) -> list[Future]:
+        """Return a collection's N partitions as futures (one graph, one call).
 
-    def _await_maps(self) -> set[tuple[int, int]]:
-        """Wait until every node is done, or enough are and the rest are slow."""
-        start = time.perf_counter()
-        deadline = start + self.options["timeout"]
-        pending, finished = dict(self.maps), set()
-        need = self.placement.K - self.placement.tolerance
-        quorum_at = None
-        with self.progress("map", len(pending)) as bar:
-            while pending:
-                self._poll(list(pending.values()), deadline, "map", len(self.maps))
-                progressed = self._collect_maps(pending, finished)
-                bar.update(progressed)
-                if not progressed and self.newly_lost():
-                    self._check_coverage()
-                    for fk in [fk for fk in pending if fk[1] in self.lost]:
-                        del pending[fk]
-                busy = {k for _, k in pending}
-                if (
-                    quorum_at is None
-                    and self.placement.K - len(busy | self.lost) >= need
-                ):
-                    quorum_at = time.perf_counter()
-                if (
-                    busy
-                    and quorum_at is not None
-                    and not self._worth_waiting(busy, finished, start, quorum_at)
-                ):
-                    self._cancel(pending)
-                    break
-        return finished
-
-    def _worth_waiting(
-        self, busy: set[int], finished: set, start: float, quorum_at: float
-    ) -> bool:
-        """Whether some busy node looks set to finish by the slack's limit.
-
-        The limit is ``(1 + slack)`` times the time the quorum took (at least
-        half a second after the quorum). A node that mapped ``m >= 1`` of its
-        ``M`` files in ``t`` seconds is predicted to finish at ``t M / (m + 1)``
-        (optimistic: its current map almost done); a node with no map done yet
-        is waited for up to the limit.
+        The scheduler places them; each then moves to the nodes that store it.
         """
-        if math.isinf(self.options["slack"]):
-            return True
-        now = time.perf_counter() - start
-        quorum = quorum_at - start
-        limit = quorum + max(self.options["slack"] * quorum, _MIN_GRACE_SECONDS)
-        if now >= limit:
-            return False
-        for k in busy:
-            total = len(self.placement.files_of(k))
-            done = sum(1 for _, node in finished if node == k)
-            if done == 0 or now * total / (done + 1) <= limit:
-                return True
-        return False
+        if collection.npartitions != self.placement.N:
+            collection = collection.repartition(npartitions=self.placement.N)
+        parts = collection.to_delayed()
+        return self.dask.compute([dask.delayed(_dumps)(part) for part in parts])
 
-    def _collect_maps(self, pending: dict, finished: set) -> int:
-        done = 0
-        for (f, k), future in list(pending.items()):
-            if future.status == "finished":
-                finished.add((f, k))
-            elif future.status == "error" and isinstance(
-                future.exception(), KilledWorker
-            ):
-                self.lost.add(k)
-                self._check_coverage()
-            elif future.status == "error":
-                _raise_failure(future, "map_fn", f"on file {f} at node {k}")
-            else:
-                continue
-            del pending[f, k]
-            done += 1
-        return done
+    def follow_partitions(self, parts: list[Future], plan: ShufflePlan):
+        """With one copy of each file, map each partition where it was computed."""
+        if plan.placement.tolerance > 0:
+            return plan
+        wait(parts, timeout=self.options["timeout"])
+        node_of = {a: k for k, a in enumerate(self.addresses)}
+        who_has = self.dask.who_has(parts)
+        holders = [
+            next((node_of[a] for a in who_has.get(p.key, ()) if a in node_of), None)
+            for p in parts
+        ]
+        plan = follow_data(plan, holders)
+        self.placement = plan.placement
+        self.stored = plan.placement.storers
+        return plan
 
-    def _check_coverage(self) -> None:
-        for f, nodes in enumerate(self.placement.storers):
-            if nodes <= self.lost:
-                raise NotEnoughMappersError(
-                    f"nodes {sorted(self.lost)} were lost; file {f} was stored only "
-                    f"at {sorted(nodes)}, so no output can be complete (the "
-                    f"placement tolerates {self.placement.tolerance} lost mappers)."
-                )
-
-    def _cancel(self, pending: dict) -> None:
-        self.stragglers = {k for _, k in pending} - self.lost
-        for k in self.stragglers:  # a straggler may have died since
-            wake_waits(self.dask, f"{self.prefix}{k}", [self.addresses[k]])
-        for future in pending.values():
-            future.cancel()
-        self.cancelled_maps = len(pending)
-
-    # -- shuffle and reduce
+    # -- shuffle
 
     def local_maps(self, k: int, files) -> dict[int, Future]:
         """Node `k`'s own map outputs of `files` (never fetched from a peer)."""
@@ -499,51 +528,91 @@ class _Job:
     def files_of(self, k: int) -> list[int]:
         return [f for f, nodes in enumerate(self.stored) if k in nodes]
 
-    def run_shuffle(self, plan: ShufflePlan) -> dict[int, Future]:
-        """Pack on senders, move bundles round by round, unpack on receivers.
+    def submit_frames(self, plan: ShufflePlan) -> dict[int, list]:
+        """Build every frame on its sender; return what each receiver fetches.
 
-        Frames that go from one node to another in the same round travel as one
-        bundle (one transfer); unicast is one round, forwarding one round per
-        hop of the longest chain.
+        A frame is one array per (sender, receivers) of the plan; one pack task
+        per sender builds all of its frames. The frames a node sends to one
+        other node in one hop travel as one bundle (a list of arrays, one
+        transfer): a select task on the sender for the first hop, a relay task
+        on the forwarding receiver for the next ones. Each receiver gets
+        ``(packets, bundle, position)`` per frame.
         """
+        incoming: dict[int, list] = defaultdict(list)
+        self.frames = {}
+        delivery, rate = self.options["delivery"], self.options.get("bandwidth")
         frames = frames_of(plan)
-        delivery = self.options["delivery"]
-        held: dict[int, list[Future]] = defaultdict(list)
+        first: dict[tuple[int, int], list[int]] = defaultdict(list)
+        for i, frame in enumerate(frames):
+            for target in _targets(frame, delivery):
+                first[frame.sender, target].append(i)
         for s in sorted({frame.sender for frame in frames}):
-            mine = [(i, f.packets) for i, f in enumerate(frames) if f.sender == s]
-            files = {seg.file for _, ps in mine for p in ps for seg in p.segments}
-            held[s].append(
-                self.submit(
-                    _pack,
-                    mine,
-                    self.local_maps(s, files),
-                    self.prefix,
-                    s,
-                    key=f"pack-{s}",
-                    node=s,
-                )
+            mine = [i for i, frame in enumerate(frames) if frame.sender == s]
+            files = {
+                seg.file for i in mine for p in frames[i].packets for seg in p.segments
+            }
+            packed = self.submit(
+                _pack_task,
+                [(i, frames[i].packets, _targets(frames[i], delivery)) for i in mine],
+                self.local_maps(s, files),
+                self.prefix,
+                s,
+                rate,
+                key=f"pack-{s}",
+                node=s,
             )
-        for h, pairs in enumerate(_rounds(frames, delivery)):
-            incoming: dict[int, list] = defaultdict(list)
-            for (src, dst), ids in sorted(pairs.items()):
+            self.frames[f"frames of node {s}", s] = packed
+        held = {}  # frame -> (bundle, position) of its copy at its chain's node
+        for (source, target), ids in sorted(first.items()):
+            bundle = self.submit(
+                _select,
+                self.frames[f"frames of node {source}", source],
+                ids,
+                key=f"bundle-0-{source}-{target}",
+                node=source,
+            )
+            self.frames[f"a bundle to node {target}", source] = bundle
+            for position, i in enumerate(ids):
+                held[i, target] = (bundle, position)
+        if delivery == "unicast":
+            for i, frame in enumerate(frames):
+                for k in frame.receivers:
+                    incoming[k].append((frame.packets, *held[i, k]))
+            return incoming
+        chains = {i: frame.chain for i, frame in enumerate(frames)}
+        held = {i: held[i, chain[0]] for i, chain in chains.items()}
+        for h in range(1, max((len(c) for c in chains.values()), default=0)):
+            hops: dict[tuple[int, int], list[int]] = defaultdict(list)
+            for i, chain in chains.items():
+                if len(chain) > h:
+                    hops[chain[h - 1], chain[h]].append(i)
+            for (source, target), ids in sorted(hops.items()):
                 bundle = self.submit(
-                    _bundle,
-                    list(held[src]),
-                    ids,
-                    key=f"bundle-{h}-{src}-{dst}",
-                    node=src,
+                    _relay,
+                    [held[i] for i in ids],
+                    self.prefix,
+                    source,
+                    target,
+                    rate,
+                    key=f"relay-{h}-{source}-{target}",
+                    node=source,
                 )
-                incoming[dst].append((ids, [frames[i].packets for i in ids], bundle))
-            for dst, items in sorted(incoming.items()):
-                held[dst].append(
-                    self.submit(_receive, items, key=f"inbox-{h}-{dst}", node=dst)
-                )
+                self.frames[f"relays of hop {h} to node {target}", source] = bundle
+                for position, i in enumerate(ids):
+                    incoming[source].append((frames[i].packets, bundle, position))
+                    held[i] = (bundle, position)
+        for i, chain in chains.items():
+            incoming[chain[-1]].append((frames[i].packets, *held[i]))
+        return incoming
+
+    def run_shuffle(self, plan: ShufflePlan) -> dict[int, Future]:
+        """Frames on senders, then each receiver's values decoded (a task each)."""
+        incoming = self.submit_frames(plan)
         decoded = {
             k: self.submit(
-                _unpack,
+                _unpack_task,
                 k,
-                list(held[k]),
-                [(i, f.packets) for i, f in enumerate(frames) if k in f.receivers],
+                incoming[k],
                 self.local_maps(k, self.files_of(k)),
                 self.prefix,
                 key=f"unpack-{k}",
@@ -554,78 +623,26 @@ class _Job:
         self.wait_stage(decoded, "shuffle", lambda k: f"at node {k}")
         return decoded
 
-    def run_reduce(self, reduce_fn: Callable, decoded: dict[int, Future]) -> list:
-        K, N = self.placement.K, self.placement.N
-        hosts = sorted(set(range(K)) - self.lost)
-        reduced = {}
-        for k in range(K):
-            host = k if k not in self.lost else hosts[k % len(hosts)]
-            received = decoded[k] if k in decoded else self.pick_values(k, host)
-            reduced[k] = self.submit(
-                _reduce_task,
-                k,
-                reduce_fn,
-                self.local_maps(host, self.files_of(host)),
-                received,
-                N,
-                key=f"reduce-{k}",
-                node=host,
-            )
-        host_of = {
-            k: k if k not in self.lost else hosts[k % len(hosts)] for k in reduced
-        }
-        self.wait_stage(
-            reduced, "reduce_fn", lambda k: f"at node {host_of[k]} (reducer {k})"
-        )
-        return [
-            pickle.loads(items) for items in self.dask.gather(list(reduced.values()))
-        ]
-
-    def pick_values(self, k: int, host: int) -> dict[int, Future]:
-        """Reducer `k`'s values that `host` lacks, each from one holder (uncoded)."""
-        return {
-            f: self.submit(
-                _pick, self.maps[f, min(nodes)], k, key=f"pick-{f}-{k}", node=min(nodes)
-            )
-            for f, nodes in enumerate(self.stored)
-            if host not in nodes
-        }
-
     # -- measurement
 
-    def measure(self, plan: ShufflePlan) -> dict[str, Any]:
-        """Intermediate, payload and frame bytes; per-node wire bytes; CPU seconds."""
-        sized = {}
-        for k in sorted({min(nodes) for nodes in self.stored}):
-            files = [f for f in self.files_of(k) if min(self.stored[f]) == k]
-            sized[k] = self.submit(
-                _value_lengths,
-                self.local_maps(k, files),
-                files,
-                key=f"sizes-{k}",
-                node=k,
-            )
-        self.wait_stage(sized, "measurement", lambda k: f"at node {k}")
-        lengths = {
-            f: v
-            for part in self.dask.gather(list(sized.values()))
-            for f, v in part.items()
-        }
+    def measure(
+        self, plan: ShufflePlan, lengths: dict[int, list[int]], extra: list
+    ) -> dict[str, Any]:
+        """Record fields of bytes (from the values' lengths) and CPU seconds.
+
+        `extra` lists ``(source, target, bytes)`` moved outside the plan (values
+        picked for a lost node's reducer).
+        """
+        traffic = plan_traffic(plan, self.options["delivery"], lengths)
+        up, down = list(traffic.upload), list(traffic.download)
+        for source, target, nbytes in extra:
+            up[source] += nbytes
+            down[target] += nbytes
         frames = frames_of(plan)
-        payload = sum(frame.nbytes(lengths) - frame.header_bytes for frame in frames)
+        header = sum(frame.header_bytes for frame in frames)
+        alive = set(self.dask.nthreads())
         live = [a for k, a in enumerate(self.addresses) if k not in self.lost]
-        node_of = {a: k for k, a in enumerate(self.addresses)}
-        K = self.placement.K
-        up, down, origin = [0] * K, [0] * K, [0] * K
-        for address, entries in self.dask.run(
-            _transfers, self.prefix, workers=live
-        ).items():
-            for peer, key, nbytes in entries:
-                down[node_of[address]] += nbytes
-                if peer in node_of:
-                    up[node_of[peer]] += nbytes
-                    if key.startswith(self.prefix + "bundle-0-"):
-                        origin[node_of[peer]] += nbytes
+        live = [a for a in live if a in alive]
         seconds: dict = {}
         for part in self.dask.run(_pop_seconds, self.prefix, workers=live).values():
             seconds |= part
@@ -637,32 +654,189 @@ class _Job:
         }
         return {
             "intermediate_bytes": sum(sum(v) for v in lengths.values()),
-            "packet_bytes": payload,
-            "frame_header_bytes": sum(frame.header_bytes for frame in frames),
+            "packet_bytes": sum(traffic.transmission_bytes) - header,
+            "frame_header_bytes": header,
             "upload_bytes": tuple(up),
             "download_bytes": tuple(down),
-            "origin_upload_bytes": tuple(origin),
+            "origin_upload_bytes": traffic.origin_upload,
             "pack_seconds": busiest["pack"],
             "unpack_seconds": busiest["unpack"],
         }
 
-    def effective_plan(self, planned: ShufflePlan) -> ShufflePlan:
-        """Return the planned shuffle, or a new one on the maps that finished."""
-        reducers = tuple(k for k in range(self.placement.K) if k not in self.lost)
-        if self.stored == self.placement.storers and not self.lost:
-            return planned
-        placement = Placement(
-            K=self.placement.K,
-            storers=self.stored,
-            name=f"{self.placement.name} (finished maps)",
+    def value_lengths(self) -> dict[int, list[int]]:
+        """Byte length of every map output value, from one holder of each file."""
+        sized = {}
+        for k in sorted({min(nodes) for nodes in self.stored}):
+            files = [f for f in self.files_of(k) if min(self.stored[f]) == k]
+            sized[k] = self.submit(
+                _value_lengths,
+                self.local_maps(k, files),
+                files,
+                key=f"sizes-{k}",
+                node=k,
+            )
+        self.wait_stage(sized, "measurement", lambda k: f"at node {k}")
+        return {
+            f: v
+            for part in self.dask.gather(list(sized.values()))
+            for f, v in part.items()
+        }
+
+
+def _wait_any(futures: list[Future], seconds: float) -> None:
+    with contextlib.suppress(TimeoutError, CancelledError):  # lost: seen next
+        wait(futures, timeout=seconds, return_when="FIRST_COMPLETED")
+
+
+class _MapReduceJob(_Job):
+    """``run_mapreduce``'s job: a thin driver of :class:`JobState`."""
+
+    def submit_maps(self, inputs: dict, map_fn: Callable, partition: Callable) -> None:
+        position = {(f, k): self.placement.files_of(k).index(f) for f, k in inputs}
+        for (f, k), file in sorted(inputs.items(), key=lambda i: position[i[0]]):
+            self.maps[f, k] = self.submit(
+                _map_task,
+                map_fn,
+                partition,
+                self.options["combine_fn"],
+                file,
+                self.placement.K,
+                f"{self.prefix}{k}",
+                key=f"map-{f}-{k}",
+                node=k,
+            )
+
+    def drive(self, state: JobState, actions: list, reduce_fn: Callable) -> list:
+        """Carry out actions and feed events until the state finishes or fails."""
+        self.watched: dict[Future, tuple] = {
+            future: ("map", f, k) for (f, k), future in self.maps.items()
+        }
+        self.reduced: dict[int, Future] = {}
+        bars = {
+            "map": self.progress("map", len(self.maps)),
+            "reduce": self.progress("reduce_fn", self.placement.K),
+        }
+        try:
+            while not self._act(state, actions, reduce_fn):
+                _wait_any(list(self.watched), _POLL_SECONDS)
+                now = time.perf_counter()
+                events = self._events(now, bars)
+                if not events and (lost := self.newly_lost()):
+                    events.append(NodesLost(nodes=frozenset(lost), now=now))
+                events.append(Tick(now=now))
+                actions = [a for event in events for a in state.handle(event)]
+        finally:
+            for bar in bars.values():
+                bar.close()
+        self.lost |= state.lost
+        return self.dask.gather([self.reduced[k] for k in range(self.placement.K)])
+
+    def _act(self, state: JobState, actions: list, reduce_fn: Callable) -> bool:
+        for action in actions:
+            if isinstance(action, Fail):
+                raise action.error
+            if isinstance(action, CancelMaps):
+                self._cancel(action)
+            elif isinstance(action, SubmitShuffle):
+                self.stored = state.stored
+                self._submit_shuffle(action, reduce_fn)
+            elif isinstance(action, Finish):
+                return True
+        return False
+
+    def _cancel(self, action: CancelMaps) -> None:
+        self.stragglers = set(action.nodes)
+        for k in action.nodes:  # a straggler may have died since
+            wake_waits(self.dask, f"{self.prefix}{k}", [self.addresses[k]])
+        for fk in action.maps:
+            self.watched.pop(self.maps[fk], None)
+            self.maps[fk].cancel()
+        self.cancelled_maps = len(action.maps)
+
+    def _submit_shuffle(self, action: SubmitShuffle, reduce_fn: Callable) -> None:
+        self.plan = action.plan
+        incoming = self.submit_frames(action.plan)
+        self.watched |= {f: ("frame", i, s) for (i, s), f in self.frames.items()}
+        self.picks: list[tuple[int, int, int, int]] = []  # (file, reducer, from, to)
+        for k, host in enumerate(action.hosts):
+            picks = {} if host == k else self._pick_values(k, host)
+            self.reduced[k] = self.submit(
+                _reduce_task,
+                k,
+                reduce_fn,
+                self.local_maps(host, self.files_of(host)),
+                incoming[k] if host == k else [],
+                picks,
+                self.placement.N,
+                self.prefix,
+                self.options["bandwidth"],
+                key=f"reduce-{k}",
+                node=host,
+            )
+            self.watched[self.reduced[k]] = ("reduce", k, host)
+
+    def _pick_values(self, k: int, host: int) -> dict[int, Future]:
+        """Reducer `k`'s values that `host` lacks, each from one holder (uncoded)."""
+        picks = {}
+        for f, nodes in enumerate(self.stored):
+            if host not in nodes:
+                source = min(nodes)
+                picks[f] = self.submit(
+                    _pick, self.maps[f, source], k, key=f"pick-{f}-{k}", node=source
+                )
+                self.picks.append((f, k, source, host))
+        return picks
+
+    def _events(self, now: float, bars: dict) -> list:
+        events: list = []
+        for future, (kind, *label) in list(self.watched.items()):
+            if future.status in ("pending", "lost"):
+                continue
+            del self.watched[future]
+            if future.status == "finished":
+                events += self._finished(kind, label, now, bars)
+            elif kind == "map" and (
+                future.status == "cancelled"
+                or isinstance(future.exception(), KilledWorker)
+            ):
+                events.append(MapLost(file=label[0], node=label[1], now=now))
+            else:
+                events.append(self._failed(future, kind, label, now))
+        return events
+
+    def _finished(self, kind: str, label: list, now: float, bars: dict) -> list:
+        if kind == "map":
+            bars["map"].update(1)
+            return [MapDone(file=label[0], node=label[1], now=now)]
+        if kind == "frame":
+            return []
+        bars["reduce"].update(1)
+        return [ReduceDone(reducer=label[0], now=now)]
+
+    def _failed(self, future: Future, kind: str, label: list, now: float):
+        error = (
+            future.exception()
+            if future.status == "error"
+            else CancelledError(f"cancelled (nodes lost: {sorted(self.lost)})")
         )
-        return verify_plan(
-            plan_shuffle(placement, coded=planned.is_coded, reducers=reducers)
-        )
+        stage, where = {
+            "map": ("map_fn", lambda f, k: f"on file {f} at node {k}"),
+            "frame": ("shuffle", lambda i, s: f"sending {i} at node {s}"),
+            "reduce": ("reduce_fn", lambda k, h: f"at node {h} (reducer {k})"),
+        }[kind]
+        return TaskFailed(stage=stage, where=where(*label), error=error, now=now)
+
+    def record_fields(self, outputs: list) -> dict[str, Any]:
+        lengths: dict[int, list[int]] = defaultdict(lambda: [0] * self.placement.K)
+        for k, (_, values, _) in enumerate(outputs):
+            for f, n in enumerate(values):
+                lengths[f][k] = n
+        extra = [(s, t, lengths[f][k]) for f, k, s, t in self.picks]
+        return self.measure(self.plan, dict(lengths), extra)
 
 
 def execute_mapreduce(
-    files: Sequence[Any],
+    files: Any,
     map_fn: Callable,
     reduce_fn: Callable,
     *,
@@ -675,9 +849,10 @@ def execute_mapreduce(
 
     Parameters
     ----------
-    files : sequence
-        Input files (objects, or futures of a Dask collection's partitions),
-        ``len(files) == plan.placement.N``.
+    files : sequence, dask.bag.Bag or dask.dataframe.DataFrame
+        Input files (any picklable objects), ``len(files) == plan.placement.N``,
+        or a collection of ``plan.placement.N`` partitions (each computed on a
+        node that stores it).
     map_fn, reduce_fn, partition : callable
         As in :func:`mapreduce.run_mapreduce`.
     plan : ShufflePlan
@@ -696,29 +871,46 @@ def execute_mapreduce(
         `map_seconds` includes placing the input files on their storers.
     """
     with client_for_call(client, None, plan.placement.K) as dask:
-        job = _Job(dask, plan.placement, options)
+        job = _MapReduceJob(dask, plan.placement, options)
         start = time.perf_counter()
-        job.run_maps(files, map_fn, partition)
-        map_end = time.perf_counter()
-        ran = job.effective_plan(plan)
-        decoded = job.run_shuffle(ran)
-        shuffle_end = time.perf_counter()
-        outputs = job.run_reduce(reduce_fn, decoded)
-        reduce_end = time.perf_counter()
-        measured = job.measure(ran)
+        wall = time.time() - start  # wall clock - perf_counter, on this machine
+        if hasattr(files, "to_delayed"):
+            files = job.compute_partitions(files)
+            plan = job.follow_partitions(files, plan)
+        inputs = job.scatter_files(files)
+        state = JobState(
+            plan, slack=options["slack"], timeout=options["timeout"], start=start
+        )
+        actions = (
+            state.handle(NodesLost(nodes=frozenset(job.lost), now=start))
+            if job.lost
+            else []
+        )
+        if not any(isinstance(a, Fail) for a in actions):
+            job.submit_maps(inputs, map_fn, partition)
+            actions += state.begin()
+        outputs = job.drive(state, actions, reduce_fn)
+        end = time.perf_counter()
+        measured = job.record_fields(outputs)
+    map_end = state.map_end if state.map_end is not None else end
+    received = max((at for _, _, at in outputs), default=end) - wall
+    shuffle_end = min(max(received, map_end), end)
     record = MapReduceRecord(
-        **plan_record_fields(ran),
+        **plan_record_fields(job.plan),
         **measured,
         delivery=options["delivery"],
+        emulated_bandwidth=options["bandwidth"],
         tolerance=plan.placement.tolerance,
-        stragglers=tuple(sorted(job.stragglers)),
+        stragglers=state.stragglers,
         lost_nodes=tuple(sorted(job.lost)),
-        cancelled_maps=job.cancelled_maps,
+        cancelled_maps=state.cancelled_maps,
         map_seconds=map_end - start,
         shuffle_seconds=shuffle_end - map_end,
-        reduce_seconds=reduce_end - shuffle_end,
+        reduce_seconds=end - shuffle_end,
     )
-    output = to_output(outputs, options["output"])
+    output = to_output(
+        [pickle.loads(items) for items, *_ in outputs], options["output"]
+    )
     return MapReduceResult(output=output, record=record)
 
 
@@ -747,20 +939,3 @@ def _delayed_list(items: list) -> Any:
     import dask
 
     return dask.delayed(items, traverse=False)
-
-
-def collection_files(collection: Any, N: int, client: Client | None) -> list[Any]:
-    """Partitions of a ``dask.bag``/``dask.dataframe`` as `N` files.
-
-    Repartitioned to `N` partitions when needed. With a client the partitions
-    are computed on its cluster and returned as futures (they move to their
-    storers there); without one they are computed here.
-    """
-    import dask
-
-    if collection.npartitions != N:
-        collection = collection.repartition(npartitions=N)
-    parts = collection.to_delayed()
-    if client is not None:
-        return client.compute(parts)
-    return list(dask.compute(*parts, scheduler="sync"))

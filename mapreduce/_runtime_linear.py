@@ -271,7 +271,7 @@ def execute_coded_maps(
             plan, kept, generator, decoded, reduce_fn, len(files)
         )
         reduce_end = time.perf_counter()
-        measured = job.measure(plan)
+        measured = job.measure(plan, job.value_lengths(), [])
     scale = Fraction(plan.placement.K * plan.placement.N, q * N)
     fields = plan_record_fields(plan) | {
         "N": N,

@@ -27,6 +27,7 @@ from mapreduce import (
     split_input,
     sum_counts,
 )
+from mapreduce._network import frames_of
 from theory import load_coded, load_uncoded
 
 pytestmark = pytest.mark.runtime
@@ -531,8 +532,11 @@ def jobs(draw):
     st.booleans(),
     st.sampled_from(["unicast", "forward"]),
     st.booleans(),
+    st.sampled_from([None, 1e6]),
 )
-def test_output_equals_a_single_process_run(client, job, coded, delivery, combine):
+def test_output_equals_a_single_process_run(
+    client, job, coded, delivery, combine, bandwidth
+):
     files, placement = job
     reduce_fn = _sum_values if combine else _joined
     result = run_mapreduce(
@@ -545,8 +549,10 @@ def test_output_equals_a_single_process_run(client, job, coded, delivery, combin
         delivery=delivery,
         combine=combine,
         client=client,
+        emulated_bandwidth=bandwidth,
     )
     assert result.output == _plain_mapreduce(files, _pairs, reduce_fn)
+    assert result.record.emulated_bandwidth == bandwidth
 
 
 def _sum_values(key, values):
@@ -642,3 +648,41 @@ def test_a_worker_dying_during_scatter_beyond_tolerance_is_named(
             client=fresh_client,
             timeout=30,
         )
+
+
+# -- the task graph ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("r", "coded"), [(1, False), (2, True)])
+def test_tasks_are_a_map_per_copy_a_pack_per_sender_a_bundle_per_pair_a_reduce_each(
+    client, r, coded
+):
+    from distributed import get_task_stream
+
+    with get_task_stream(client) as stream:
+        result = run_mapreduce(
+            TEXTS,
+            count_words,
+            sum_counts,
+            K=4,
+            r=r,
+            coded=coded,
+            client=client,
+            **WAIT_ALL,
+        )
+    kinds = collections.Counter(
+        str(task["key"]).split("-")[2]
+        for task in stream.data
+        if str(task["key"]).startswith("mr-")
+    )
+    placement = place_li(4, r, N=len(TEXTS))
+    frames = frames_of(plan_shuffle(placement, coded=coded))
+    pairs = {(f.sender, k) for f in frames for k in f.receivers}
+    senders = {f.sender for f in frames}
+    assert kinds == {
+        "map": placement.N * r,
+        "pack": len(senders),
+        "bundle": len(pairs),
+        "reduce": 4,
+    }
+    assert result.output == collections.Counter(" ".join(TEXTS).split())

@@ -1,0 +1,361 @@
+"""The state of one MapReduce job without Dask or a clock: events in, actions out.
+
+A :class:`JobState` follows one ``run_mapreduce`` job, built like
+``coded.runtime``'s run state: the driver (``mapreduce._runtime``) submits the
+map of every (file, node) of the placement, turns what Dask reports into events
+(a map finished, a map's worker died, nodes left, a reducer finished, a task
+raised, time passed) and carries out the actions the state returns (submit the
+shuffle and the reduces, cancel straggling maps, finish, fail). Time comes in
+with every event, so any order of events can be replayed in a test.
+
+When the placement tolerates no lost mapper (``r = 1``), nothing the maps do can
+change the shuffle, so it is submitted with the maps and Dask runs map, shuffle
+and reduce as one graph. Otherwise the shuffle waits for the map stage: once the
+nodes that finished hold every file, a node still mapping is waited for only
+while its pace predicts it done within the slack; then its maps are cancelled
+and the shuffle is planned on the maps that finished.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mapreduce._errors import MapReduceTaskError, NotEnoughMappersError
+from mapreduce._placement import Placement
+from mapreduce._plan import ShufflePlan, plan_shuffle, verify_plan
+
+__all__ = [
+    "Action",
+    "CancelMaps",
+    "Event",
+    "Fail",
+    "Finish",
+    "JobState",
+    "MapDone",
+    "MapLost",
+    "NodesLost",
+    "ReduceDone",
+    "SubmitShuffle",
+    "TaskFailed",
+    "Tick",
+    "follow_data",
+]
+
+MIN_GRACE_SECONDS = 0.5  # task dispatch noise; short next to a real map stage
+
+
+# ---- events (``now``: seconds on the driver's monotonic clock) -------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MapDone:
+    """Node `node` finished mapping file `file`."""
+
+    file: int
+    node: int
+    now: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MapLost:
+    """The map of `file` at `node` died with its worker."""
+
+    file: int
+    node: int
+    now: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodesLost:
+    """The workers of `nodes` left the cluster."""
+
+    nodes: frozenset[int]
+    now: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReduceDone:
+    """Reducer `reducer` returned its output."""
+
+    reducer: int
+    now: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class TaskFailed:
+    """A task raised `error`; `stage` and `where` name it in the message."""
+
+    stage: str
+    where: str
+    error: BaseException
+    now: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tick:
+    """Time passed (timeouts and the straggler cut are decided on it)."""
+
+    now: float
+
+
+Event = MapDone | MapLost | NodesLost | ReduceDone | TaskFailed | Tick
+
+
+# ---- actions -----------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubmitShuffle:
+    """Submit `plan`'s shuffle and every reducer's task on node ``hosts[k]``."""
+
+    plan: ShufflePlan
+    hosts: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CancelMaps:
+    """Cancel these unfinished maps (file, node) of the straggling `nodes`."""
+
+    maps: tuple[tuple[int, int], ...]
+    nodes: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finish:
+    """Every reducer is done: gather the outputs."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Fail:
+    """Raise `error`."""
+
+    error: MapReduceTaskError
+
+
+Action = SubmitShuffle | CancelMaps | Finish | Fail
+
+
+def follow_data(plan: ShufflePlan, holders: Sequence[int | None]) -> ShufflePlan:
+    """Move each file of a one-copy placement to the node that already holds it.
+
+    With ``r = 1`` which node maps a file changes nothing but where its input
+    must travel, so a file held by node ``holders[f]`` (None: by no node of the
+    job) is stored there instead; the plan is rebuilt and verified.
+    """
+    storers = plan.placement.storers
+    if any(len(nodes) != 1 for nodes in storers):
+        return plan
+    moved = tuple(
+        nodes if k is None else frozenset({k})
+        for nodes, k in zip(storers, holders, strict=True)
+    )
+    if moved == storers:
+        return plan
+    placement = Placement(
+        K=plan.placement.K, storers=moved, name=f"{plan.placement.name} (local)"
+    )
+    return verify_plan(plan_shuffle(placement, coded=plan.is_coded))
+
+
+class JobState:
+    """One job's bookkeeping and decisions: :meth:`handle` an event, get actions.
+
+    Parameters
+    ----------
+    plan : ShufflePlan
+        The verified plan of the whole placement.
+    slack : float
+        ``straggler_slack`` of :func:`mapreduce.run_mapreduce` (``inf``: wait
+        for every map).
+    timeout : float
+        Seconds the map stage, and then shuffle and reduce together, may take.
+    start : float
+        When the maps were submitted (the driver's clock).
+    """
+
+    def __init__(
+        self, plan: ShufflePlan, *, slack: float, timeout: float, start: float
+    ) -> None:
+        self.plan, self.placement = plan, plan.placement
+        self.slack, self.timeout, self.start = slack, timeout, start
+        self.pending = {
+            (f, k) for k in range(self.placement.K) for f in self.placement.files_of(k)
+        }
+        self.maps = len(self.pending)
+        self.finished: set[tuple[int, int]] = set()
+        self.lost: set[int] = set()
+        self.stragglers: tuple[int, ...] = ()
+        self.cancelled_maps = 0
+        self.quorum_at: float | None = None
+        self.map_end: float | None = None
+        self.shuffle: SubmitShuffle | None = None
+        self.shuffle_at = start
+        self.reduced: set[int] = set()
+        self.is_over = False
+
+    @property
+    def is_eager(self) -> bool:
+        """Whether the shuffle goes with the maps (no map can be cut)."""
+        return self.placement.tolerance == 0
+
+    def begin(self) -> list[Action]:
+        """Actions right after the maps were submitted."""
+        if self.is_eager:
+            return [self._submit(self.plan, self.start)]
+        return self._settle(self.start)
+
+    def handle(self, event: Event) -> list[Action]:
+        """Take one event; return what the driver must do now."""
+        if self.is_over:
+            return []
+        if isinstance(event, TaskFailed):
+            error = MapReduceTaskError(
+                f"{event.stage} failed {event.where}: {event.error!r}"
+            )
+            error.__cause__ = event.error
+            return self._fail(error)
+        if isinstance(event, MapDone) and (event.file, event.node) in self.pending:
+            self.pending.discard((event.file, event.node))
+            self.finished.add((event.file, event.node))
+        elif isinstance(event, MapLost):
+            self.pending.discard((event.file, event.node))
+            if failed := self._lose({event.node}):
+                return failed
+        elif isinstance(event, NodesLost):
+            if failed := self._lose(set(event.nodes)):
+                return failed
+        elif isinstance(event, ReduceDone):
+            self.reduced.add(event.reducer)
+        return self._settle(event.now)
+
+    # -- decisions
+
+    def _settle(self, now: float) -> list[Action]:
+        actions: list[Action] = []
+        if not self.pending and self.map_end is None:
+            self.map_end = now
+        if self.shuffle is None:
+            actions += self._map_stage(now)
+        elif len(self.reduced) == self.placement.K:
+            return actions + self._end(Finish())
+        deadline = (self.shuffle_at if self.shuffle else self.start) + self.timeout
+        if not self.is_over and now >= deadline:
+            if self.pending:
+                stage, left, total = "map", len(self.pending), self.maps
+            else:
+                stage, total = "reduce_fn", self.placement.K
+                left = total - len(self.reduced)
+            actions += self._fail(
+                MapReduceTaskError(
+                    f"{stage}: {left} of {total} tasks did not finish within "
+                    f"timeout={self.timeout} s."
+                )
+            )
+        return actions
+
+    def _map_stage(self, now: float) -> list[Action]:
+        busy = {k for _, k in self.pending}
+        need = self.placement.K - self.placement.tolerance
+        if self.quorum_at is None and self.placement.K - len(busy | self.lost) >= need:
+            self.quorum_at = now
+        if not busy:
+            self.map_end = now if self.map_end is None else self.map_end
+            return [self._submit(self._effective_plan(), now)]
+        if self.quorum_at is None or self._worth_waiting(busy, now):
+            return []
+        cut = tuple(sorted(self.pending))
+        self.stragglers = tuple(sorted(busy - self.lost))
+        self.cancelled_maps = len(cut)
+        self.pending.clear()
+        self.map_end = now
+        return [
+            CancelMaps(maps=cut, nodes=self.stragglers),
+            self._submit(self._effective_plan(), now),
+        ]
+
+    def _worth_waiting(self, busy: set[int], now: float) -> bool:
+        """Whether some busy node looks set to finish by the slack's limit.
+
+        The limit is ``(1 + slack)`` times the time the quorum took (at least
+        half a second after the quorum). A node that mapped ``m >= 1`` of its
+        ``M`` files in ``t`` seconds is predicted to finish at ``t M / (m + 1)``
+        (optimistic: its current map almost done); a node with no map done yet
+        is waited for up to the limit.
+        """
+        if math.isinf(self.slack):
+            return True
+        assert self.quorum_at is not None
+        elapsed, quorum = now - self.start, self.quorum_at - self.start
+        limit = quorum + max(self.slack * quorum, MIN_GRACE_SECONDS)
+        if elapsed >= limit:
+            return False
+        for k in busy:
+            total = len(self.placement.files_of(k))
+            done = sum(1 for _, node in self.finished if node == k)
+            if done == 0 or elapsed * total / (done + 1) <= limit:
+                return True
+        return False
+
+    def _lose(self, nodes: set[int]) -> list[Action]:
+        new = nodes - self.lost
+        self.lost |= new
+        if not new:
+            return []
+        self.pending = {(f, k) for f, k in self.pending if k not in self.lost}
+        for f, storers in enumerate(self.placement.storers):
+            if storers <= self.lost:
+                return self._fail(
+                    NotEnoughMappersError(
+                        f"nodes {sorted(self.lost)} were lost; file {f} was stored "
+                        f"only at {sorted(storers)}, so no output can be complete "
+                        f"(the placement tolerates {self.placement.tolerance} lost "
+                        "mappers)."
+                    )
+                )
+        if self.shuffle is not None:
+            return self._fail(
+                MapReduceTaskError(
+                    f"nodes {sorted(self.lost)} were lost after the shuffle was "
+                    "submitted; no output is returned."
+                )
+            )
+        return []
+
+    def _submit(self, plan: ShufflePlan, now: float) -> SubmitShuffle:
+        live = [k for k in range(self.placement.K) if k not in self.lost]
+        hosts = tuple(
+            k if k not in self.lost else live[k % len(live)]
+            for k in range(self.placement.K)
+        )
+        self.shuffle, self.shuffle_at = SubmitShuffle(plan=plan, hosts=hosts), now
+        return self.shuffle
+
+    @property
+    def stored(self) -> tuple[frozenset[int], ...]:
+        """The nodes whose map of each file finished (and that are alive)."""
+        if self.is_eager:
+            return self.placement.storers
+        return tuple(
+            frozenset(k for k in nodes if (f, k) in self.finished) - self.lost
+            for f, nodes in enumerate(self.placement.storers)
+        )
+
+    def _effective_plan(self) -> ShufflePlan:
+        """Return the planned shuffle, or a new one on the maps that finished."""
+        stored = self.stored
+        if stored == self.placement.storers and not self.lost:
+            return self.plan
+        placement = Placement(
+            K=self.placement.K,
+            storers=stored,
+            name=f"{self.placement.name} (finished maps)",
+        )
+        reducers = tuple(k for k in range(self.placement.K) if k not in self.lost)
+        return verify_plan(
+            plan_shuffle(placement, coded=self.plan.is_coded, reducers=reducers)
+        )
+
+    def _fail(self, error: MapReduceTaskError) -> list[Action]:
+        return self._end(Fail(error=error))
+
+    def _end(self, action: Finish | Fail) -> list[Action]:
+        self.is_over = True
+        return [action]

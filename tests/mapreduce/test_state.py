@@ -1,0 +1,191 @@
+"""The job state without a cluster: events in, actions out (mapreduce._state)."""
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mapreduce import (
+    MapReduceTaskError,
+    NotEnoughMappersError,
+    place_li,
+    plan_shuffle,
+    verify_plan,
+)
+from mapreduce._state import (
+    CancelMaps,
+    Fail,
+    Finish,
+    JobState,
+    MapDone,
+    MapLost,
+    NodesLost,
+    ReduceDone,
+    SubmitShuffle,
+    TaskFailed,
+    Tick,
+    follow_data,
+)
+
+
+def _state(K=4, r=2, N=None, slack=0.5, timeout=60.0, coded=True):
+    plan = verify_plan(plan_shuffle(place_li(K, r, N=N), coded=coded))
+    return JobState(plan, slack=slack, timeout=timeout, start=0.0)
+
+
+def _maps(state):
+    placement = state.placement
+    return [(f, k) for k in range(placement.K) for f in placement.files_of(k)]
+
+
+def _reduce_all(state, now):
+    actions = []
+    for k in range(state.placement.K):
+        actions += state.handle(ReduceDone(reducer=k, now=now))
+    return actions
+
+
+@given(
+    K=st.integers(2, 5),
+    data=st.data(),
+)
+def test_any_order_of_maps_submits_the_planned_shuffle_once(K, data):
+    r = data.draw(st.integers(1, K), label="r")
+    state = _state(K, r, slack=math.inf)
+    actions = state.begin()
+    maps = data.draw(st.permutations(_maps(state)), label="order")
+    for i, (f, k) in enumerate(maps):
+        actions += state.handle(MapDone(file=f, node=k, now=float(i)))
+    shuffles = [a for a in actions if isinstance(a, SubmitShuffle)]
+    assert len(shuffles) == 1
+    assert shuffles[0].plan is state.plan
+    assert shuffles[0].hosts == tuple(range(K))
+    assert state.map_end == len(maps) - 1
+    assert _reduce_all(state, float(len(maps))) == [Finish()]
+    assert state.handle(MapDone(file=0, node=0, now=float(len(maps)))) == []
+
+
+def test_with_no_tolerance_the_shuffle_goes_with_the_maps():
+    state = _state(K=3, r=1)
+    assert state.is_eager
+    (action,) = state.begin()
+    assert isinstance(action, SubmitShuffle)
+    assert action.plan is state.plan
+    for f, k in _maps(state):
+        assert state.handle(MapDone(file=f, node=k, now=1.0)) == []
+    assert _reduce_all(state, 2.0) == [Finish()]
+
+
+def test_a_straggler_is_cut_after_the_slack_and_the_shuffle_is_replanned():
+    state = _state(K=4, r=2, slack=0.5)
+    assert state.begin() == []
+    for f, k in _maps(state):
+        if k != 0:
+            assert state.handle(MapDone(file=f, node=k, now=2.0)) == []
+    assert state.quorum_at == 2.0
+    assert state.handle(Tick(now=2.9)) == []  # limit: 2 + 0.5 * 2 = 3 s
+    cancel, shuffle = state.handle(Tick(now=3.1))
+    assert isinstance(cancel, CancelMaps)
+    assert cancel.nodes == (0,)
+    assert sorted(cancel.maps) == sorted(m for m in _maps(state) if m[1] == 0)
+    assert isinstance(shuffle, SubmitShuffle)
+    assert all(0 not in nodes for nodes in shuffle.plan.placement.storers)
+    assert shuffle.plan.receivers == (0, 1, 2, 3)
+    assert state.stragglers == (0,)
+    assert state.cancelled_maps == 3
+
+
+def test_a_node_that_keeps_its_pace_is_waited_for():
+    state = _state(K=4, r=2, slack=0.5)
+    state.begin()
+    for f, k in _maps(state):
+        if k != 0:
+            state.handle(MapDone(file=f, node=k, now=2.0))
+    first = state.placement.files_of(0)[0]
+    # node 0 mapped 1 of 3 files in 1 s: predicted done at 1.5 s <= the 3 s limit
+    assert state.handle(MapDone(file=first, node=0, now=1.0)) == []
+
+
+def test_a_lost_node_within_tolerance_moves_its_reducer():
+    state = _state(K=4, r=2)
+    state.begin()
+    assert state.handle(NodesLost(nodes=frozenset({1}), now=1.0)) == []
+    actions = []
+    for f, k in _maps(state):
+        if k != 1:
+            actions += state.handle(MapDone(file=f, node=k, now=2.0))
+    (shuffle,) = actions
+    assert shuffle.hosts[1] != 1
+    assert shuffle.hosts[0] == 0
+    assert shuffle.plan.receivers == (0, 2, 3)
+    assert state.lost == {1}
+
+
+def test_a_loss_beyond_tolerance_fails_at_once():
+    state = _state(K=4, r=2)
+    state.begin()
+    state.handle(MapLost(file=0, node=0, now=1.0))
+    (fail,) = state.handle(NodesLost(nodes=frozenset({1}), now=1.0))
+    assert isinstance(fail, Fail)
+    assert isinstance(fail.error, NotEnoughMappersError)
+    assert "nodes [0, 1] were lost; file 0" in str(fail.error)
+
+
+def test_a_loss_after_the_shuffle_was_submitted_fails():
+    state = _state(K=4, r=2, slack=math.inf)
+    state.begin()
+    for f, k in _maps(state):
+        state.handle(MapDone(file=f, node=k, now=1.0))
+    (fail,) = state.handle(NodesLost(nodes=frozenset({2}), now=2.0))
+    assert "were lost after the shuffle was submitted" in str(fail.error)
+
+
+@pytest.mark.parametrize(("r", "stage"), [(1, "map: 3 of 3"), (2, "map: 6 of 6")])
+def test_the_timeout_fails_the_stage(r, stage):
+    state = _state(K=3, r=r, timeout=5.0)
+    state.begin()
+    assert state.handle(Tick(now=4.9)) == []
+    (fail,) = state.handle(Tick(now=5.0))
+    assert str(fail.error).startswith(stage)
+
+
+def test_the_reduce_stage_has_its_own_timeout():
+    state = _state(K=2, r=2, slack=math.inf, timeout=5.0)
+    state.begin()
+    for f, k in _maps(state):
+        state.handle(MapDone(file=f, node=k, now=4.0))
+    state.handle(ReduceDone(reducer=0, now=8.0))
+    (fail,) = state.handle(Tick(now=9.0))
+    assert str(fail.error).startswith("reduce_fn: 1 of 2 tasks did not finish")
+
+
+def test_a_task_error_is_chained():
+    state = _state()
+    state.begin()
+    cause = ZeroDivisionError("boom")
+    (fail,) = state.handle(
+        TaskFailed(stage="map_fn", where="on file 1 at node 2", error=cause, now=1.0)
+    )
+    assert isinstance(fail.error, MapReduceTaskError)
+    assert str(fail.error).startswith("map_fn failed on file 1 at node 2")
+    assert fail.error.__cause__ is cause
+    assert state.handle(Tick(now=2.0)) == []
+
+
+@given(K=st.integers(1, 6), N=st.integers(1, 4), data=st.data(), coded=st.booleans())
+def test_follow_data_moves_files_to_their_holders(K, N, data, coded):
+    plan = verify_plan(plan_shuffle(place_li(K, 1, N=K * N), coded=coded))
+    holders = data.draw(
+        st.lists(st.none() | st.integers(0, K - 1), min_size=K * N, max_size=K * N)
+    )
+    moved = follow_data(plan, holders)
+    for f, k in enumerate(holders):
+        expected = plan.placement.storers[f] if k is None else frozenset({k})
+        assert moved.placement.storers[f] == expected
+    assert moved.placement.K == K
+
+
+def test_follow_data_keeps_a_replicated_placement():
+    plan = plan_shuffle(place_li(3, 2))
+    assert follow_data(plan, [0, 0, 0]) is plan
