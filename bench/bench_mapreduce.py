@@ -46,6 +46,7 @@ from _harness import write_results
 from distributed import Client, LocalCluster, get_worker, wait
 
 from mapreduce import (
+    MapReduceOptions,
     count_words,
     generate_records,
     place_li,
@@ -158,8 +159,9 @@ def calibrate_fixed_seconds(
     tiny = generate_records(200, rng=SEED + 1)
     times = []
     for _ in range(3):
+        options = MapReduceOptions(delivery=delivery)
         rec = run_terasort(
-            tiny, K=K, r=r, coded=coded, delivery=delivery, client=client
+            tiny, K=K, r=r, coded=coded, client=client, options=options
         ).record
         times.append(
             max(0.0, rec.shuffle_seconds - rec.pack_seconds - rec.unpack_seconds)
@@ -247,10 +249,9 @@ def terasort_case(
         K=K,
         r=r,
         coded=coded,
-        delivery=delivery,
         client=client,
         map_fn=map_fn,
-        emulated_bandwidth=bandwidth,
+        options=MapReduceOptions(delivery=delivery, emulated_bandwidth=bandwidth),
     )
     assert result.records == sorted(records), "TeraSort output is not sorted"
     messages = bundle_messages(r, coded, delivery)

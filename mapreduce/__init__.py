@@ -7,7 +7,7 @@ Placements, plans, the verifier and the job's state machine (``_state``) are
 pure; execution on Dask lives in ``mapreduce._runtime`` and
 ``mapreduce._runtime_linear`` (coded map tasks), the package's only Dask modules,
 imported only when a job runs. Import order: ``_plan`` < ``_records`` <
-``_state`` < ``_runtime`` < ``_job``.
+``_options`` < ``_state`` < ``_runtime`` < ``_job``.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from mapreduce._network import (
     plan_traffic,
     predict_shuffle_seconds,
 )
+from mapreduce._options import MapReduceOptions
 from mapreduce._placement import (
     Placement,
     place_from_map,
@@ -54,6 +55,7 @@ from mapreduce._straggling import plan_straggling, straggling_placement
 __all__ = [
     "DELIVERIES",
     "FRAME_HEADER_BYTES",
+    "MapReduceOptions",
     "MapReduceRecord",
     "MapReduceResult",
     "MapReduceTaskError",

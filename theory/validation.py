@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,6 +27,7 @@ __all__ = [
     "check_real",
     "check_real_vector",
     "is_prime",
+    "warn_renamed",
 ]
 
 
@@ -352,3 +354,37 @@ def _is_sparse(values: object) -> bool:
     """Whether `values` is a scipy.sparse matrix or array (scipy not imported)."""
     sparse = sys.modules.get("scipy.sparse")
     return sparse is not None and bool(sparse.issparse(values))
+
+
+def warn_renamed(old: str, new: str, caller: str, *, stacklevel: int = 3) -> None:
+    """Warn that `caller`'s spelling `old` is deprecated in favour of `new`.
+
+    Old spellings of public arguments are accepted for one release with this
+    :class:`DeprecationWarning`.
+
+    Parameters
+    ----------
+    old, new : str
+        The deprecated spelling and the one that replaced it, as the message
+        shows them.
+    caller : str
+        The public function's name.
+    stacklevel : int
+        As in :func:`warnings.warn`: 3 points at the caller of the function
+        that calls this one.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_renamed("`w0`", "`x0`", "f")
+    >>> str(caught[0].message)
+    'f(): `w0` is deprecated and will be removed in the next release; use `x0`.'
+    """
+    warnings.warn(
+        f"{caller}(): {old} is deprecated and will be removed in the next release; "
+        f"use {new}.",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
