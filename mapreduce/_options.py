@@ -5,14 +5,13 @@ Pure (no Dask): the job API builds one, the runtime reads its fields.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from mapreduce._emulator import check_bandwidth
 from mapreduce._network import DELIVERIES
-from theory.validation import check_real, warn_renamed
+from theory.validation import check_real, replace_options, warn_renamed
 
 __all__ = ["OUTPUTS", "MapReduceOptions", "mapreduce_options"]
 
@@ -94,9 +93,6 @@ class MapReduceOptions:
             object.__setattr__(self, name, value)
 
 
-_OPTION_NAMES = tuple(field.name for field in dataclasses.fields(MapReduceOptions))
-
-
 def _check_slack(slack: object) -> float:
     if isinstance(slack, float) and slack == math.inf:
         return math.inf
@@ -111,22 +107,13 @@ def mapreduce_options(
     The fields given as loose keywords (`fields`, the caller's old spellings)
     still work for one release, with a :class:`DeprecationWarning`.
     """
-    if options is not None and not isinstance(options, MapReduceOptions):
-        raise TypeError(
-            "`options` must be a mapreduce.MapReduceOptions or None, got "
-            f"{type(options).__name__}."
+    options = replace_options(options, MapReduceOptions, fields, caller)
+    if fields:
+        names = ", ".join(f"{name}=..." for name in sorted(fields))
+        warn_renamed(
+            f"passing `{names}` as keywords",
+            f"`options=MapReduceOptions({names})`",
+            caller,
+            stacklevel=4,
         )
-    unknown = sorted(set(fields) - set(_OPTION_NAMES))
-    if unknown:
-        raise TypeError(f"{caller}() got unexpected keyword arguments {unknown}.")
-    base = MapReduceOptions() if options is None else options
-    if not fields:
-        return base
-    names = ", ".join(f"{name}=..." for name in sorted(fields))
-    warn_renamed(
-        f"passing `{names}` as keywords",
-        f"`options=MapReduceOptions({names})`",
-        caller,
-        stacklevel=4,
-    )
-    return dataclasses.replace(base, **fields)
+    return options

@@ -199,7 +199,7 @@ def test_stage_past_the_timeout_raises_instead_of_hanging(client):
         (
             {"K": 3, "timeout_s": 1.0},
             TypeError,
-            "run_mapreduce() got unexpected keyword arguments ['timeout_s'].",
+            "run_mapreduce() got unexpected keyword arguments ['timeout_s']",
         ),
     ],
 )
@@ -370,11 +370,44 @@ def _die_at(address, text):
     return count_words(text)
 
 
-def test_a_lost_mapper_within_tolerance_gives_the_full_output(fresh_client):
-    lost = sorted(fresh_client.nthreads())[2]
+def _close_self(dask_worker):
+    dask_worker.loop.add_callback(dask_worker.close, executor_wait=False, nanny=False)
+
+
+def _scatter_killing(client, address):
+    """Client.scatter, but the worker at `address` dies as its files are sent."""
+    original = client.scatter
+
+    def scatter(data, workers=None, **kwargs):
+        if workers == [address]:
+            client.run(_close_self, workers=[address])
+            deadline = time.perf_counter() + 10
+            while address in client.nthreads() and time.perf_counter() < deadline:
+                time.sleep(0.05)
+        return original(data, workers=workers, **kwargs)
+
+    return scatter
+
+
+def _dying_map(client, monkeypatch, when):
+    """A job's map function; node 2's worker dies `when` (mid-"map", or "scatter")."""
+    address = sorted(client.nthreads())[2]
+    if when == "map":
+        return functools.partial(_die_at, address)
+    monkeypatch.setattr(client, "scatter", _scatter_killing(client, address))
+    return count_words
+
+
+DYING = pytest.mark.parametrize("when", ["map", "scatter"])
+
+
+@DYING
+def test_a_lost_mapper_within_tolerance_gives_the_full_output(
+    fresh_client, monkeypatch, when
+):
     result = run_mapreduce(
         TEXTS,
-        functools.partial(_die_at, lost),
+        _dying_map(fresh_client, monkeypatch, when),
         sum_counts,
         K=4,
         r=2,
@@ -386,13 +419,15 @@ def test_a_lost_mapper_within_tolerance_gives_the_full_output(fresh_client):
     assert result.record.lost_nodes == (2,)
 
 
-def test_a_lost_mapper_beyond_tolerance_raises_before_the_timeout(fresh_client):
-    lost = sorted(fresh_client.nthreads())[2]
+@DYING
+def test_a_lost_mapper_beyond_tolerance_raises_before_the_timeout(
+    fresh_client, monkeypatch, when
+):
     started = time.perf_counter()
     with pytest.raises(NotEnoughMappersError, match=r"nodes \[2\] were lost; file"):
         run_mapreduce(
             TEXTS[:4],
-            functools.partial(_die_at, lost),
+            _dying_map(fresh_client, monkeypatch, when),
             sum_counts,
             K=4,
             r=1,
@@ -637,65 +672,6 @@ def test_output_with_a_slow_mapper_within_tolerance(client, job, coded):
     assert placement.tolerance >= 1
     assert result.output == _plain_mapreduce(files, _pairs, _joined)
     assert set(result.record.stragglers) <= {slow}
-
-
-# -- a worker that dies while the input is scattered ------------------------------
-
-
-def _close_self(dask_worker):
-    dask_worker.loop.add_callback(dask_worker.close, executor_wait=False, nanny=False)
-
-
-def _scatter_killing(client, address):
-    """Client.scatter, but the worker at `address` dies as its files are sent."""
-    original = client.scatter
-
-    def scatter(data, workers=None, **kwargs):
-        if workers == [address]:
-            client.run(_close_self, workers=[address])
-            deadline = time.perf_counter() + 10
-            while address in client.nthreads() and time.perf_counter() < deadline:
-                time.sleep(0.05)
-        return original(data, workers=workers, **kwargs)
-
-    return scatter
-
-
-def test_a_worker_dying_during_scatter_is_a_lost_mapper(fresh_client, monkeypatch):
-    address = sorted(fresh_client.nthreads())[2]
-    monkeypatch.setattr(
-        fresh_client, "scatter", _scatter_killing(fresh_client, address)
-    )
-    result = run_mapreduce(
-        TEXTS,
-        count_words,
-        sum_counts,
-        K=4,
-        r=2,
-        client=fresh_client,
-        options=MapReduceOptions(timeout=30),
-    )
-    assert result.output == collections.Counter(" ".join(TEXTS).split())
-    assert result.record.lost_nodes == (2,)
-
-
-def test_a_worker_dying_during_scatter_beyond_tolerance_is_named(
-    fresh_client, monkeypatch
-):
-    address = sorted(fresh_client.nthreads())[2]
-    monkeypatch.setattr(
-        fresh_client, "scatter", _scatter_killing(fresh_client, address)
-    )
-    with pytest.raises(NotEnoughMappersError, match=r"nodes \[2\] were lost; file"):
-        run_mapreduce(
-            TEXTS[:4],
-            count_words,
-            sum_counts,
-            K=4,
-            r=1,
-            client=fresh_client,
-            options=MapReduceOptions(timeout=30),
-        )
 
 
 # -- the task graph ------------------------------------------------------------
