@@ -2,7 +2,7 @@
 
 Placements (Li's r-subsets, the K = 3 heterogeneous optimum, Woolsey et al.'s
 hypercube, any user map), shuffle plans with their verifier, ``run_mapreduce``
-and two example jobs (word count and TeraSort).
+(how it runs: ``MapReduceOptions``) and two example jobs (word count and TeraSort).
 Placements, plans, the verifier and the job's state machine (``_state``) are
 pure; execution on Dask lives in ``mapreduce._runtime`` and
 ``mapreduce._runtime_linear`` (coded map tasks), the package's only Dask modules,

@@ -152,7 +152,7 @@ class JobState:
     plan : ShufflePlan
         The verified plan of the whole placement.
     slack : float
-        ``straggler_slack`` of :func:`mapreduce.run_mapreduce` (``inf``: wait
+        ``straggler_slack`` of :class:`mapreduce.MapReduceOptions` (``inf``: wait
         for every map).
     timeout : float
         Seconds the map stage, and then shuffle and reduce together, may take.
