@@ -36,6 +36,7 @@ __all__ = [
     "VERIFY_MODES",
     "Verify",
     "check_verify",
+    "discrepancy",
     "is_consistent",
     "locate",
     "row_noise",
@@ -77,19 +78,25 @@ def spare_workers(verify: Verify, wrong: int) -> int:
     return {"off": 0, "detect": wrong, "correct": 2 * wrong}[verify]
 
 
-def row_noise(generator: np.ndarray, left_row_norm: float, d: int, dtype) -> float:
-    r"""Bound on one result entry's rounding error per unit 2-norm of B's column.
+def row_noise(
+    generator: np.ndarray, row_norms: np.ndarray, rows: int, d: int, dtype
+) -> np.ndarray:
+    r"""Bound on each coded row's result entry's rounding, per unit norm of B's column.
 
-    ``(gamma_d + gamma_K + gamma_d gamma_K) max_u ||G_u||_1 max_i ||a_i||_2`` in the
-    workers' precision (`dtype`): the coded row is a combination of ``K`` rows of A
-    (``gamma_K``), multiplied by B's column over ``d`` terms (``gamma_d``).
+    ``g sum_j |G_uj| ||a_(j, t)||_2`` for row ``t`` of unit ``u``, with
+    ``g = gamma_d + gamma_K + gamma_d gamma_K`` in the workers' precision (`dtype`):
+    the coded row is a combination of ``K`` rows of A computed in floating point
+    (``gamma_K``), multiplied by B's column over ``d`` terms (``gamma_d``), and
+    ``|a| . |b| <= ||a||_2 ||b||_2`` (componentwise, Higham's Theorem 3.5).
 
     Parameters
     ----------
     generator : array, shape (N, K)
         The code's real generator.
-    left_row_norm : float
-        Largest 2-norm of a row of A.
+    row_norms : array, shape (m,)
+        2-norm of every row of A (``m <= K rows``; the blocks are zero-padded).
+    rows : int
+        Rows of one source block.
     d : int
         Inner dimension of ``A @ B``.
     dtype : numpy dtype
@@ -97,13 +104,15 @@ def row_noise(generator: np.ndarray, left_row_norm: float, d: int, dtype) -> flo
 
     Returns
     -------
-    float
+    array, shape (N, rows)
     """
     u = np.finfo(dtype).eps / 2
     K = generator.shape[1]
     gamma_d, gamma_k = _gamma(d, u), _gamma(K, u)
-    spread = float(np.abs(generator).sum(axis=1).max())
-    return (gamma_d + gamma_k + gamma_d * gamma_k) * spread * left_row_norm
+    blocks = np.zeros(K * rows)
+    blocks[: row_norms.size] = row_norms
+    spread = np.abs(generator) @ blocks.reshape(K, rows)
+    return (gamma_d + gamma_k + gamma_d * gamma_k) * spread
 
 
 def _gamma(terms: int, u: float) -> float:
@@ -123,33 +132,59 @@ def is_consistent(
         Their values (residues in ``[0, p)`` over GF(p)).
     p : int or None
         The field's prime, or None over the reals.
-    noise : array, shape (J,), optional
-        Over the reals: bound on one entry's rounding error in each column.
+    noise : array, shape (J,) or (|U|, J), optional
+        Over the reals: bound on each entry's rounding error (one per column, or
+        one per entry).
 
     Returns
     -------
     bool
     """
+    return discrepancy(G_U, Y, p, noise) <= 1.0
+
+
+def discrepancy(
+    G_U: np.ndarray, Y: np.ndarray, p: int | None, noise: np.ndarray | None = None
+) -> float:
+    """How far the received units are from agreeing, in units of their tolerance.
+
+    Over the reals the largest ``|R_uj| / tol_uj`` (:func:`tolerance`); over
+    GF(p) 0 or infinity. Units agree when it is at most 1.
+
+    Parameters
+    ----------
+    G_U, Y, p, noise
+        As :func:`is_consistent`.
+
+    Returns
+    -------
+    float
+    """
     K = G_U.shape[1]
     if G_U.shape[0] <= K:
-        return True
+        return 0.0
     if p is not None:
         basis = _pivot_rows(G_U, p)
         sources = fields.solve(G_U[basis], Y[basis], p)
-        return bool(np.array_equal(fields.matmul(G_U, sources, p), Y))
+        return 0.0 if np.array_equal(fields.matmul(G_U, sources, p), Y) else np.inf
     Q, _ = np.linalg.qr(G_U)
-    residual = Y - Q @ (Q.T @ Y)
-    return bool(np.all(np.linalg.norm(residual, axis=0) <= tolerance(G_U, Y, noise)))
+    residual = np.abs(Y - Q @ (Q.T @ Y))
+    bound = tolerance(G_U, Y, noise)
+    ratio = np.divide(
+        residual, bound, out=np.where(residual > 0, np.inf, 0.0), where=bound > 0
+    )
+    return float(ratio.max(initial=0.0))
 
 
 def tolerance(
     G_U: np.ndarray, Y: np.ndarray, noise: np.ndarray | None = None
 ) -> np.ndarray:
-    r"""Largest least-squares residual of honest real results, per column.
+    r"""Largest least-squares residual of honest real results, per entry.
 
-    ``sqrt(|U|) eta_j + 4 |U| u kappa(G_U) ||Y_j||_2``: the workers' rounding
-    (``eta_j`` per entry, passed through an orthogonal projector) plus the
-    residual's own rounding (backward stable QR: ``u kappa`` relative to ``Y``).
+    ``|I - Q Q^T| eta + 4 |U| u kappa(G_U) ||Y_j||_2``: the workers' rounding
+    (``eta``, per entry, passed through the orthogonal projector entrywise) plus
+    the residual's own rounding (backward stable QR: ``u kappa`` relative to the
+    column ``Y_j``, a bound on the column's norm and so on each of its entries).
 
     Parameters
     ----------
@@ -158,14 +193,16 @@ def tolerance(
 
     Returns
     -------
-    array, shape (J,)
+    array, shape (|U|, J)
     """
     size = G_U.shape[0]
+    Q, _ = np.linalg.qr(G_U)
+    projector = np.abs(np.eye(size) - Q @ Q.T)
     singular = np.linalg.svd(G_U, compute_uv=False)
     kappa = singular[0] / singular[-1]
-    eta = np.zeros(Y.shape[1]) if noise is None else np.asarray(noise)
+    eta = np.zeros(Y.shape) if noise is None else np.broadcast_to(noise, Y.shape)
     rounding = 4 * size * _UNIT_ROUNDOFF * kappa * np.linalg.norm(Y, axis=0)
-    return np.sqrt(size) * eta + rounding
+    return projector @ eta + rounding
 
 
 def _pivot_rows(G_U: np.ndarray, p: int) -> np.ndarray:
@@ -215,23 +252,32 @@ def locate(
     Returns
     -------
     tuple of int or None
-        ``()`` if the units are consistent, the workers to drop if exactly one set
-        of the smallest size works, None if no set of at most `wrong` workers
-        does or several do (the wrong workers cannot be told apart).
+        ``()`` if the units are consistent; else, among the sets of the smallest
+        size whose removal leaves the rest consistent, the one leaving the
+        smallest :func:`discrepancy`; None if no set of at most `wrong` workers
+        works or several tie (the wrong workers cannot be told apart: always
+        over GF(p), where every consistent remainder is exact).
     """
     owners = np.asarray(owners)
     K = G_U.shape[1]
     workers = sorted(set(owners.tolist()))
     for size in range(wrong + 1):
-        found = []
+        found = {}
         for dropped in itertools.combinations(workers, size):
             keep = ~np.isin(owners, dropped)
-            if np.count_nonzero(keep) > K and is_consistent(
-                G_U[keep], Y[keep], p, noise
-            ):
-                found.append(dropped)
-        if len(found) == 1:
-            return found[0]
+            if np.count_nonzero(keep) > K:
+                left = discrepancy(G_U[keep], Y[keep], p, _rows(noise, keep))
+                if left <= 1.0:
+                    found[dropped] = left
         if found:
-            return None
+            best = min(found.values())
+            closest = [dropped for dropped, left in found.items() if left == best]
+            return closest[0] if len(closest) == 1 else None
     return None
+
+
+def _rows(noise: np.ndarray | None, keep: np.ndarray) -> np.ndarray | None:
+    """Return the rows `keep` of a per-entry `noise` (a per-column one: all)."""
+    if noise is None or np.ndim(noise) < 2:
+        return noise
+    return np.asarray(noise)[keep]
