@@ -79,15 +79,21 @@ def spare_workers(verify: Verify, wrong: int) -> int:
 
 
 def row_noise(
-    generator: np.ndarray, row_norms: np.ndarray, rows: int, d: int, dtype
+    generator: np.ndarray,
+    row_norms: np.ndarray,
+    coded_norms: np.ndarray,
+    d: int,
+    dtype,
 ) -> np.ndarray:
     r"""Bound on each coded row's result entry's rounding, per unit norm of B's column.
 
-    ``g sum_j |G_uj| ||a_(j, t)||_2`` for row ``t`` of unit ``u``, with
-    ``g = gamma_d + gamma_K + gamma_d gamma_K`` in the workers' precision (`dtype`):
-    the coded row is a combination of ``K`` rows of A computed in floating point
-    (``gamma_K``), multiplied by B's column over ``d`` terms (``gamma_d``), and
-    ``|a| . |b| <= ||a||_2 ||b||_2`` (componentwise, Higham's Theorem 3.5).
+    ``(1 + gamma_(d+2)) gamma_d ||a~_(u,t)||_2 + gamma_K sum_j |G_uj| ||a_(j,t)||_2``
+    for row ``t`` of unit ``u`` in the workers' precision (`dtype`): the coded row
+    ``a~ = fl(sum_j G_uj a_j)`` errs by at most ``gamma_K sum_j |G_uj| |a_j|``
+    entrywise, and its product with B's column ``b`` by at most
+    ``gamma_d |a~| . |b| <= gamma_d ||a~||_2 ||b||_2`` (Higham's Theorem 3.5 and
+    Lemma 3.1); the computed norm of ``a~`` is within ``gamma_(d+2)`` of the exact
+    one.
 
     Parameters
     ----------
@@ -95,8 +101,8 @@ def row_noise(
         The code's real generator.
     row_norms : array, shape (m,)
         2-norm of every row of A (``m <= K rows``; the blocks are zero-padded).
-    rows : int
-        Rows of one source block.
+    coded_norms : array, shape (N, rows)
+        2-norm of every coded row of every unit.
     d : int
         Inner dimension of ``A @ B``.
     dtype : numpy dtype
@@ -107,12 +113,12 @@ def row_noise(
     array, shape (N, rows)
     """
     u = np.finfo(dtype).eps / 2
-    K = generator.shape[1]
-    gamma_d, gamma_k = _gamma(d, u), _gamma(K, u)
+    K, rows = generator.shape[1], coded_norms.shape[1]
     blocks = np.zeros(K * rows)
     blocks[: row_norms.size] = row_norms
     spread = np.abs(generator) @ blocks.reshape(K, rows)
-    return (gamma_d + gamma_k + gamma_d * gamma_k) * spread
+    product = (1 + _gamma(d + 2, u)) * _gamma(d, u) * coded_norms
+    return product + _gamma(K, u) * spread
 
 
 def _gamma(terms: int, u: float) -> float:

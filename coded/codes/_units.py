@@ -206,6 +206,11 @@ class UnitContext:
         return (rows[:, :, None] * np.asarray(self.right_norms)).reshape(units.size, -1)
 
 
+def _row_norms(X: np.ndarray) -> np.ndarray:
+    """2-norm of every row of `X` (float64)."""
+    return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+
+
 class UnitCode(Code):
     """Base of the codes built on coded units (see the module docstring).
 
@@ -347,8 +352,13 @@ class UnitCode(Code):
             parts.append(part)
         return tuple(parts)
 
-    def _row_context(self, ops: fields.Operands, *, m: int, rows: int) -> UnitContext:
-        """Context of a row code's product ``A @ B`` (A coded in blocks of `rows`)."""
+    def _row_context(
+        self, ops: fields.Operands, lefts: tuple[np.ndarray, ...], *, m: int, rows: int
+    ) -> UnitContext:
+        """Context of a row code's product ``A @ B`` (A coded in blocks of `rows`).
+
+        `lefts`: the workers' coded rows, whose norms enter the rounding bound.
+        """
         c = 1 if ops.is_vector else ops.B.shape[1]
         context = UnitContext(
             m=m,
@@ -362,8 +372,10 @@ class UnitCode(Code):
         if self._p is not None:
             return context
         A = ops.A
-        norms = np.sqrt(np.einsum("ij,ij->i", A, A, dtype=np.float64))
-        unit_noise = consistency.row_noise(self._G, norms, rows, A.shape[1], A.dtype)
+        coded = np.concatenate([_row_norms(left) for left in lefts]).reshape(-1, rows)
+        unit_noise = consistency.row_noise(
+            self._G, _row_norms(A), coded, A.shape[1], A.dtype
+        )
         unit_noise.setflags(write=False)
         context = dataclasses.replace(
             context, left_noise=float(unit_noise.max()), unit_noise=unit_noise
