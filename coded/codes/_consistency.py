@@ -5,13 +5,13 @@ Received coded units ``Y_U = G_U S`` (``G_U``: the generator rows of the units i
 Over GF(p) the test is exact: solve ``S`` from ``K`` of the units and compare the
 others. Over the reals it is the least-squares residual
 ``R = (I - Q Q^T) Y_U`` (``Q``: an orthonormal basis of ``G_U``'s columns), which
-annihilates any ``G_U S`` and leaves only the workers' rounding errors ``eta``:
-``||R_j||_2 <= ||eta_j||_2 <= sqrt(|U|) eta_max`` (the projector is orthogonal).
+annihilates any ``G_U S`` and leaves only the workers' rounding errors ``eta``,
+compared entry by entry: ``|R_vj| <= sum_w |P_vw| eta_wj`` (``P = I - Q Q^T``).
 The tolerance adds the residual's own rounding, ``4 |U| u kappa(G_U) ||Y_j||_2``
 (``u``: float64's unit roundoff; :func:`tolerance`).
 
-The rounding error of one entry of a worker's result, ``eta_max`` per column of the
-product, is bounded from the operands (``docs/theory/verification.md``):
+The rounding error of each entry of a worker's result is bounded from the operands,
+per coded row (``docs/theory/verification.md``, :func:`row_noise`):
 ``|fl(a . b) - a . b| <= gamma_d |a| . |b| <= gamma_d ||a||_2 ||b||_2`` with
 ``gamma_d = d u / (1 - d u)`` (any summation order, Higham's Theorem 3.5), and a
 coded row ``a = sum_j G_uj a_j`` computed in floating point adds ``gamma_K``.
@@ -19,7 +19,8 @@ coded row ``a = sum_j G_uj a_j`` computed in floating point adds ``gamma_K``.
 An (|U|, K) MDS code has distance ``|U| - K + 1``: ``e`` spare workers beyond a
 decodable set detect up to ``e`` wrong ones and correct up to ``floor(e / 2)``;
 :func:`locate` finds the smallest set of workers whose removal leaves the rest
-consistent, and refuses when that set is not unique.
+consistent (over the reals, among several, the one leaving the smallest
+:func:`discrepancy`), and refuses on a tie.
 """
 
 from __future__ import annotations
