@@ -199,15 +199,20 @@ def test_honest_results_pass_at_the_guards_condition_number():
     assert not is_consistent(G, Y, None, noise=np.zeros(50))
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_a_relative_error_of_1e_12_is_detected_corrected_and_named(seed):
+@pytest.mark.parametrize("placed", [False, True], ids=["fresh", "placed"])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_relative_error_of_1e_12_is_detected_corrected_and_named(seed, placed):
     """(8, 6) MDS over the reals, as ``bench/verify.py`` corrupts a worker: its
     largest entry off by 1e-12 of its magnitude. `detect` with one spare worker
-    refuses the product; `correct` with two decodes without the worker, naming it."""
+    refuses the product; `correct` with two decodes without the worker, naming it.
+    Placed: A encoded once, the right operand given later (``encode_right``)."""
     rng = np.random.default_rng(seed)
     code = MDSCode(8, 6)
     A, x = rng.standard_normal((2400, 100)), rng.standard_normal(100)
-    encoded = code.encode_operands(A, x)
+    if placed:
+        encoded = code.encode_right(code.encode_operands(A, np.ones(100)), x)
+    else:
+        encoded = code.encode_operands(A, x)
     wrong = int(rng.integers(0, 7))
     results = worker_results(code, encoded)
     entry = int(np.argmax(np.abs(results[wrong])))
