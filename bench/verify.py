@@ -10,6 +10,9 @@ call it records whether the product came back, whether it was right (within
 ``1e-9`` relative, or exact) and which workers the call named. A product that
 came back wrong is *silently wrong*; the target is none with ``verify="detect"``
 and every product right, the corrupt worker named, with ``verify="correct"``.
+For bit flips it also counts the calls named among the flips above the check's
+detection floor over the reals (``FLOOR_BITS``; below it a flip is within an
+honest worker's rounding and no check can name it).
 
 Both ways of checking: Freivalds checks (``check="freivalds"``, the default:
 each result against its secret projection) and redundancy
@@ -39,6 +42,12 @@ from _harness import write_results
 import coded
 
 WRONG, SLOW = 2, {6: 0.05, 7: 0.05}
+# Lowest flipped bit above each check's detection floor for this bench's data
+# (docs/theory/verification.md, "The detection floor"): a flip of bit b is a
+# relative error 2^(b - 52) of the largest entry; the redundancy residual with
+# k + 2 results needs about 3000 u of it, a Freivalds check of a 400-row batch
+# about 2^-35.
+FLOOR_BITS = {"redundancy": 11, "freivalds": 17}
 ERRORS = {"1e-3": 1e-3, "1e-12": 1e-12, "bit flip": None}
 FIELDS = {"reals": None, "GF(65537)": 65537}
 
@@ -87,12 +96,14 @@ def faults(client, calls: int, rng) -> list[dict]:
                 for check, verify, path in _variants():
                     outcomes = []
                     for _ in range(calls):
-                        e = error or 2.0 ** (int(rng.integers(0, 52)) - 52)
+                        bit = int(rng.integers(0, 52))
+                        e = error or 2.0 ** (bit - 52)
                         spec = coded.Stragglers(corrupt={WRONG: e}, delays=SLOW)
                         target = A if path == "fresh" else placed
-                        outcomes.append(
-                            _one_call(client, target, A, x, field, verify, spec, check)
+                        outcome = _one_call(
+                            client, target, A, x, field, verify, spec, check
                         )
+                        outcomes.append({**outcome, "bit": None if error else bit})
                     rows.append(
                         _summary(field_name, error_name, check, verify, path, outcomes)
                     )
@@ -111,6 +122,11 @@ def _variants() -> list[tuple[str, str, str]]:
 
 def _summary(field, error, check, verify, path, outcomes) -> dict:
     returned = [o for o in outcomes if o["returned"]]
+    above = [
+        o
+        for o in outcomes
+        if o["bit"] is not None and (field != "reals" or o["bit"] >= FLOOR_BITS[check])
+    ]
     return {
         "field": field,
         "error": error,
@@ -122,6 +138,8 @@ def _summary(field, error, check, verify, path, outcomes) -> dict:
         "right": sum(bool(o["right"]) for o in returned),
         "refused": len(outcomes) - len(returned),
         "named_the_corrupt_worker": sum(WRONG in o["named"] for o in outcomes),
+        "flips_above_floor": len(above),
+        "named_above_floor": sum(WRONG in o["named"] for o in above),
     }
 
 
@@ -174,14 +192,20 @@ def main() -> None:
     print(f"one corrupt worker of 8, (8, 6) MDS, {calls} calls per row")
     print(
         f"{'field':<10} {'error':<9} {'check':<11} {'verify':<8} {'path':<7} "
-        f"{'silent':>7} {'right':>6} {'refused':>8} {'named':>6}"
+        f"{'silent':>7} {'right':>6} {'refused':>8} {'named':>6} "
+        f"{'named above floor':>18}"
     )
     for row in rows:
         print(
             f"{row['field']:<10} {row['error']:<9} {row['check']:<11} "
             f"{row['verify']:<8} {row['path']:<7} {row['silently_wrong']:>7} "
             f"{row['right']:>6} {row['refused']:>8} "
-            f"{row['named_the_corrupt_worker']:>6}"
+            f"{row['named_the_corrupt_worker']:>6} "
+            + (
+                f"{row['named_above_floor']:>9} of {row['flips_above_floor']:<5}"
+                if row["error"] == "bit flip"
+                else ""
+            )
         )
     medians = overhead["median_seconds"]
     print(

@@ -5,13 +5,13 @@ Received coded units ``Y_U = G_U S`` (``G_U``: the generator rows of the units i
 Over GF(p) the test is exact: solve ``S`` from ``K`` of the units and compare the
 others. Over the reals it is the least-squares residual
 ``R = (I - Q Q^T) Y_U`` (``Q``: an orthonormal basis of ``G_U``'s columns), which
-annihilates any ``G_U S`` and leaves only the workers' rounding errors ``eta``:
-``||R_j||_2 <= ||eta_j||_2 <= sqrt(|U|) eta_max`` (the projector is orthogonal).
+annihilates any ``G_U S`` and leaves only the workers' rounding errors ``eta``,
+compared entry by entry: ``|R_vj| <= sum_w |P_vw| eta_wj`` (``P = I - Q Q^T``).
 The tolerance adds the residual's own rounding, ``4 |U| u kappa(G_U) ||Y_j||_2``
 (``u``: float64's unit roundoff; :func:`tolerance`).
 
-The rounding error of one entry of a worker's result, ``eta_max`` per column of the
-product, is bounded from the operands (``docs/theory/verification.md``):
+The rounding error of each entry of a worker's result is bounded from the operands,
+per coded row (``docs/theory/verification.md``, :func:`row_noise`):
 ``|fl(a . b) - a . b| <= gamma_d |a| . |b| <= gamma_d ||a||_2 ||b||_2`` with
 ``gamma_d = d u / (1 - d u)`` (any summation order, Higham's Theorem 3.5), and a
 coded row ``a = sum_j G_uj a_j`` computed in floating point adds ``gamma_K``.
@@ -19,7 +19,8 @@ coded row ``a = sum_j G_uj a_j`` computed in floating point adds ``gamma_K``.
 An (|U|, K) MDS code has distance ``|U| - K + 1``: ``e`` spare workers beyond a
 decodable set detect up to ``e`` wrong ones and correct up to ``floor(e / 2)``;
 :func:`locate` finds the smallest set of workers whose removal leaves the rest
-consistent, and refuses when that set is not unique.
+consistent (over the reals, among several, the one leaving the smallest
+:func:`discrepancy`), and refuses on a tie.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "VERIFY_MODES",
     "Verify",
     "check_verify",
+    "discrepancy",
     "is_consistent",
     "locate",
     "row_noise",
@@ -77,19 +79,31 @@ def spare_workers(verify: Verify, wrong: int) -> int:
     return {"off": 0, "detect": wrong, "correct": 2 * wrong}[verify]
 
 
-def row_noise(generator: np.ndarray, left_row_norm: float, d: int, dtype) -> float:
-    r"""Bound on one result entry's rounding error per unit 2-norm of B's column.
+def row_noise(
+    generator: np.ndarray,
+    row_norms: np.ndarray,
+    coded_norms: np.ndarray,
+    d: int,
+    dtype,
+) -> np.ndarray:
+    r"""Bound on each coded row's result entry's rounding, per unit norm of B's column.
 
-    ``(gamma_d + gamma_K + gamma_d gamma_K) max_u ||G_u||_1 max_i ||a_i||_2`` in the
-    workers' precision (`dtype`): the coded row is a combination of ``K`` rows of A
-    (``gamma_K``), multiplied by B's column over ``d`` terms (``gamma_d``).
+    ``(1 + gamma_(d+2)) gamma_d ||a~_(u,t)||_2 + gamma_K sum_j |G_uj| ||a_(j,t)||_2``
+    for row ``t`` of unit ``u`` in the workers' precision (`dtype`): the coded row
+    ``a~ = fl(sum_j G_uj a_j)`` errs by at most ``gamma_K sum_j |G_uj| |a_j|``
+    entrywise, and its product with B's column ``b`` by at most
+    ``gamma_d |a~| . |b| <= gamma_d ||a~||_2 ||b||_2`` (Higham's Theorem 3.5 and
+    Lemma 3.1); the computed norm of ``a~`` is within ``gamma_(d+2)`` of the exact
+    one.
 
     Parameters
     ----------
     generator : array, shape (N, K)
         The code's real generator.
-    left_row_norm : float
-        Largest 2-norm of a row of A.
+    row_norms : array, shape (m,)
+        2-norm of every row of A (``m <= K rows``; the blocks are zero-padded).
+    coded_norms : array, shape (N, rows)
+        2-norm of every coded row of every unit.
     d : int
         Inner dimension of ``A @ B``.
     dtype : numpy dtype
@@ -97,13 +111,15 @@ def row_noise(generator: np.ndarray, left_row_norm: float, d: int, dtype) -> flo
 
     Returns
     -------
-    float
+    array, shape (N, rows)
     """
     u = np.finfo(dtype).eps / 2
-    K = generator.shape[1]
-    gamma_d, gamma_k = _gamma(d, u), _gamma(K, u)
-    spread = float(np.abs(generator).sum(axis=1).max())
-    return (gamma_d + gamma_k + gamma_d * gamma_k) * spread * left_row_norm
+    K, rows = generator.shape[1], coded_norms.shape[1]
+    blocks = np.zeros(K * rows)
+    blocks[: row_norms.size] = row_norms
+    spread = np.abs(generator) @ blocks.reshape(K, rows)
+    product = (1 + _gamma(d + 2, u)) * _gamma(d, u) * coded_norms
+    return product + _gamma(K, u) * spread
 
 
 def _gamma(terms: int, u: float) -> float:
@@ -123,33 +139,59 @@ def is_consistent(
         Their values (residues in ``[0, p)`` over GF(p)).
     p : int or None
         The field's prime, or None over the reals.
-    noise : array, shape (J,), optional
-        Over the reals: bound on one entry's rounding error in each column.
+    noise : array, shape (J,) or (|U|, J), optional
+        Over the reals: bound on each entry's rounding error (one per column, or
+        one per entry).
 
     Returns
     -------
     bool
     """
+    return discrepancy(G_U, Y, p, noise) <= 1.0
+
+
+def discrepancy(
+    G_U: np.ndarray, Y: np.ndarray, p: int | None, noise: np.ndarray | None = None
+) -> float:
+    """How far the received units are from agreeing, in units of their tolerance.
+
+    Over the reals the largest ``|R_uj| / tol_uj`` (:func:`tolerance`); over
+    GF(p) 0 or infinity. Units agree when it is at most 1.
+
+    Parameters
+    ----------
+    G_U, Y, p, noise
+        As :func:`is_consistent`.
+
+    Returns
+    -------
+    float
+    """
     K = G_U.shape[1]
     if G_U.shape[0] <= K:
-        return True
+        return 0.0
     if p is not None:
         basis = _pivot_rows(G_U, p)
         sources = fields.solve(G_U[basis], Y[basis], p)
-        return bool(np.array_equal(fields.matmul(G_U, sources, p), Y))
+        return 0.0 if np.array_equal(fields.matmul(G_U, sources, p), Y) else np.inf
     Q, _ = np.linalg.qr(G_U)
-    residual = Y - Q @ (Q.T @ Y)
-    return bool(np.all(np.linalg.norm(residual, axis=0) <= tolerance(G_U, Y, noise)))
+    residual = np.abs(Y - Q @ (Q.T @ Y))
+    bound = tolerance(G_U, Y, noise)
+    ratio = np.divide(
+        residual, bound, out=np.where(residual > 0, np.inf, 0.0), where=bound > 0
+    )
+    return float(ratio.max(initial=0.0))
 
 
 def tolerance(
     G_U: np.ndarray, Y: np.ndarray, noise: np.ndarray | None = None
 ) -> np.ndarray:
-    r"""Largest least-squares residual of honest real results, per column.
+    r"""Largest least-squares residual of honest real results, per entry.
 
-    ``sqrt(|U|) eta_j + 4 |U| u kappa(G_U) ||Y_j||_2``: the workers' rounding
-    (``eta_j`` per entry, passed through an orthogonal projector) plus the
-    residual's own rounding (backward stable QR: ``u kappa`` relative to ``Y``).
+    ``|I - Q Q^T| eta + 4 |U| u kappa(G_U) ||Y_j||_2``: the workers' rounding
+    (``eta``, per entry, passed through the orthogonal projector entrywise) plus
+    the residual's own rounding (backward stable QR: ``u kappa`` relative to the
+    column ``Y_j``, a bound on the column's norm and so on each of its entries).
 
     Parameters
     ----------
@@ -158,14 +200,16 @@ def tolerance(
 
     Returns
     -------
-    array, shape (J,)
+    array, shape (|U|, J)
     """
     size = G_U.shape[0]
+    Q, _ = np.linalg.qr(G_U)
+    projector = np.abs(np.eye(size) - Q @ Q.T)
     singular = np.linalg.svd(G_U, compute_uv=False)
     kappa = singular[0] / singular[-1]
-    eta = np.zeros(Y.shape[1]) if noise is None else np.asarray(noise)
+    eta = np.zeros(Y.shape) if noise is None else np.broadcast_to(noise, Y.shape)
     rounding = 4 * size * _UNIT_ROUNDOFF * kappa * np.linalg.norm(Y, axis=0)
-    return np.sqrt(size) * eta + rounding
+    return projector @ eta + rounding
 
 
 def _pivot_rows(G_U: np.ndarray, p: int) -> np.ndarray:
@@ -215,23 +259,32 @@ def locate(
     Returns
     -------
     tuple of int or None
-        ``()`` if the units are consistent, the workers to drop if exactly one set
-        of the smallest size works, None if no set of at most `wrong` workers
-        does or several do (the wrong workers cannot be told apart).
+        ``()`` if the units are consistent; else, among the sets of the smallest
+        size whose removal leaves the rest consistent, the one leaving the
+        smallest :func:`discrepancy`; None if no set of at most `wrong` workers
+        works or several tie (the wrong workers cannot be told apart: always
+        over GF(p), where every consistent remainder is exact).
     """
     owners = np.asarray(owners)
     K = G_U.shape[1]
     workers = sorted(set(owners.tolist()))
     for size in range(wrong + 1):
-        found = []
+        found = {}
         for dropped in itertools.combinations(workers, size):
             keep = ~np.isin(owners, dropped)
-            if np.count_nonzero(keep) > K and is_consistent(
-                G_U[keep], Y[keep], p, noise
-            ):
-                found.append(dropped)
-        if len(found) == 1:
-            return found[0]
+            if np.count_nonzero(keep) > K:
+                left = discrepancy(G_U[keep], Y[keep], p, _rows(noise, keep))
+                if left <= 1.0:
+                    found[dropped] = left
         if found:
-            return None
+            best = min(found.values())
+            closest = [dropped for dropped, left in found.items() if left == best]
+            return closest[0] if len(closest) == 1 else None
     return None
+
+
+def _rows(noise: np.ndarray | None, keep: np.ndarray) -> np.ndarray | None:
+    """Return the rows `keep` of a per-entry `noise` (a per-column one: all)."""
+    if noise is None or np.ndim(noise) < 2:
+        return noise
+    return np.asarray(noise)[keep]

@@ -77,11 +77,12 @@ class BlockCode(UnitCode):
     def _encode(self, ops: fields.Operands) -> EncodedOperands:
         m = ops.A.shape[0]
         rows = -(-m // self._G.shape[1])
+        lefts = self._encode_workers(ops.A, rows)
         return EncodedOperands(
-            lefts=self._encode_workers(ops.A, rows),
+            lefts=lefts,
             rights=None,
             shared_right=_read_only(ops.B),
-            context=self._row_context(ops, m=m, rows=rows),
+            context=self._row_context(ops, lefts, m=m, rows=rows),
         )
 
     def _assemble(self, sources: np.ndarray, context: UnitContext) -> np.ndarray:
@@ -488,11 +489,12 @@ class RowMDSCode(UnitCode):
 
     def _encode(self, ops: fields.Operands) -> EncodedOperands:
         self._check_rows(ops.A)
+        lefts = self._encode_workers(ops.A, self.block_rows)
         return EncodedOperands(
-            lefts=self._encode_workers(ops.A, self.block_rows),
+            lefts=lefts,
             rights=None,
             shared_right=_read_only(ops.B),
-            context=self._row_context(ops, m=self.m, rows=self.block_rows),
+            context=self._row_context(ops, lefts, m=self.m, rows=self.block_rows),
         )
 
     def _shortfall(self, got: int) -> str:

@@ -164,7 +164,13 @@ class UnitContext:
         None when unknown (GF(p), two-sided codes).
     noise : tuple of float or None
         Over the reals: that bound for each column of B (None when unknown); the
-        tolerance of verification (``docs/theory/verification.md``).
+        tolerance of the Freivalds checks (``docs/theory/verification.md``).
+    unit_noise : array, shape (N, rows), or None
+        Over the reals: the bound per coded row of every unit, per unit 2-norm of
+        B's column (its largest entry is `left_noise`); the per-entry tolerance of
+        the redundancy check.
+    right_norms : tuple of float or None
+        2-norm of each column of B (with `unit_noise`).
     """
 
     m: int
@@ -176,14 +182,33 @@ class UnitContext:
     a_bound: int = 0
     left_noise: float | None = None
     noise: tuple[float, ...] | None = None
+    unit_noise: np.ndarray | None = dataclasses.field(
+        default=None, compare=False, repr=False
+    )
+    right_norms: tuple[float, ...] | None = None
+
+    def with_right(self, B: np.ndarray) -> dict[str, Any]:
+        """Return the noise fields for a right operand `B` (empty when unknown)."""
+        if self.left_noise is None:
+            return {}
+        columns = B.reshape(B.shape[0], -1).astype(np.float64, copy=False)
+        norms = np.linalg.norm(columns, axis=0)
+        return {
+            "noise": tuple((self.left_noise * norms).tolist()),
+            "right_norms": tuple(norms.tolist()),
+        }
+
+    def entry_noise(self, units: np.ndarray, ts: np.ndarray) -> np.ndarray | None:
+        """Per-entry rounding bound of rows `ts` of `units`, shape (|units|, |ts| c)."""
+        if self.unit_noise is None or self.right_norms is None:
+            return None if self.noise is None else np.tile(self.noise, ts.size)
+        rows = self.unit_noise[np.ix_(units, ts)]
+        return (rows[:, :, None] * np.asarray(self.right_norms)).reshape(units.size, -1)
 
 
-def _column_noise(left_noise: float | None, B: np.ndarray) -> tuple[float, ...] | None:
-    """Per column of B: ``left_noise ||b_c||_2`` (None when `left_noise` is)."""
-    if left_noise is None:
-        return None
-    columns = B.reshape(B.shape[0], -1).astype(np.float64, copy=False)
-    return tuple((left_noise * np.linalg.norm(columns, axis=0)).tolist())
+def _row_norms(X: np.ndarray) -> np.ndarray:
+    """2-norm of every row of `X` (float64)."""
+    return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
 
 
 class UnitCode(Code):
@@ -327,17 +352,15 @@ class UnitCode(Code):
             parts.append(part)
         return tuple(parts)
 
-    def _row_context(self, ops: fields.Operands, *, m: int, rows: int) -> UnitContext:
-        """Context of a row code's product ``A @ B`` (A coded in blocks of `rows`)."""
+    def _row_context(
+        self, ops: fields.Operands, lefts: tuple[np.ndarray, ...], *, m: int, rows: int
+    ) -> UnitContext:
+        """Context of a row code's product ``A @ B`` (A coded in blocks of `rows`).
+
+        `lefts`: the workers' coded rows, whose norms enter the rounding bound.
+        """
         c = 1 if ops.is_vector else ops.B.shape[1]
-        left_noise = None
-        if self._p is None:
-            A = ops.A
-            largest = float(
-                np.sqrt(np.einsum("ij,ij->i", A, A, dtype=np.float64).max())
-            )
-            left_noise = consistency.row_noise(self._G, largest, A.shape[1], A.dtype)
-        return UnitContext(
+        context = UnitContext(
             m=m,
             c=c,
             rows=rows,
@@ -345,9 +368,19 @@ class UnitCode(Code):
             is_vector=ops.is_vector,
             output=ops.output,
             a_bound=ops.a_bound,
-            left_noise=left_noise,
-            noise=_column_noise(left_noise, ops.B),
         )
+        if self._p is not None:
+            return context
+        A = ops.A
+        coded = np.concatenate([_row_norms(left) for left in lefts]).reshape(-1, rows)
+        unit_noise = consistency.row_noise(
+            self._G, _row_norms(A), coded, A.shape[1], A.dtype
+        )
+        unit_noise.setflags(write=False)
+        context = dataclasses.replace(
+            context, left_noise=float(unit_noise.max()), unit_noise=unit_noise
+        )
+        return dataclasses.replace(context, **context.with_right(ops.B))
 
     @abstractmethod
     def _encode(self, ops: fields.Operands) -> EncodedOperands:
@@ -447,7 +480,7 @@ class UnitCode(Code):
                 c=c,
                 width=c,
                 is_vector=B_.ndim == 1,
-                noise=_column_noise(context.left_noise, B_),
+                **context.with_right(B_),
             ),
         )
 
@@ -972,7 +1005,7 @@ class UnitDecoder(Decoder):
         for ts, units in code._patterns(self._received):
             G_U = code._G[units]
             Y = values[units][:, ts, :].reshape(units.size, -1)
-            noise = np.tile(self._context.noise, ts.size) if code._p is None else None
+            noise = self._context.entry_noise(units, ts) if code._p is None else None
             if self._verify == "detect" and consistency.is_consistent(
                 G_U, Y, code._p, noise
             ):

@@ -9,11 +9,11 @@ workers' rounding bound, which an honest run never exceeds.
 import numpy as np
 import pytest
 from _codes_support import exact_product, worker_results
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from coded.codes import DEFAULT_PRIME, MDSCode, Piece, PolynomialCode
-from coded.codes._consistency import is_consistent, locate, tolerance
+from coded.codes._consistency import is_consistent, locate, row_noise, tolerance
 from coded.codes._freivalds import project_piece, share_checks, transposed_checks
 from coded.codes._transpose import TransposedCode
 from coded.errors import DecodingError, InconsistentResultsError
@@ -103,25 +103,88 @@ def test_up_to_half_the_spares_wrong_are_corrected_and_named(field, data):
     assert set(decoder.suspect_workers) == set(wrong) & read
 
 
+def _honest_data(rng, shape, log_range, same_sign, dtype):
+    """Adversarial-ish honest operands: every row and column scaled on its own over
+    `log_range` decades (large dynamic range), optionally all of one sign (rounding
+    errors that add up instead of cancelling)."""
+    rows, cols = shape
+    X = rng.standard_normal(shape)
+    X *= 10.0 ** rng.uniform(-log_range, log_range, (rows, 1))
+    X *= 10.0 ** rng.uniform(-log_range, log_range, (1, cols))
+    return (np.abs(X) if same_sign else X).astype(dtype)
+
+
+@settings(deadline=None)
 @given(
     n=st.integers(2, 10),
     spare=st.integers(1, 3),
-    d=st.integers(1, 300),
+    d=st.sampled_from([1, 2, 7, 100, 300, 2000]),
     log_scale=st.integers(-30, 30),
+    log_range=st.integers(0, 6),
+    same_sign=st.booleans(),
+    dtype=st.sampled_from([np.float64, np.float32]),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_honest_real_results_are_never_flagged(n, spare, d, log_scale, seed):
-    """Random data of any scale and inner dimension: the tolerance holds."""
+def test_honest_real_results_are_never_flagged(
+    n, spare, d, log_scale, log_range, same_sign, dtype, seed
+):
+    """Any scale, dynamic range, sign pattern, inner dimension and precision: every
+    entry's residual stays within its tolerance, with every worker heard from (the
+    most spares: the tightest test) and `correct` naming nobody."""
     k = max(1, n - spare)
     code = MDSCode(n, k, max_condition=np.inf)
     rng = np.random.default_rng(seed)
-    A = rng.standard_normal((3 * k, d)) * 10.0**log_scale
-    B = rng.standard_normal((d, 2))
+    scale = 10.0 ** (log_scale if dtype == np.float64 else log_scale // 4)
+    A = _honest_data(rng, (3 * k, d), log_range, same_sign, dtype) * dtype(scale)
+    B = _honest_data(rng, (d, 3), log_range, same_sign, dtype)
     B[:, 1] = 0.0  # an all-zero column: any error there is a wrong result
     encoded = code.encode_operands(A, B)
     results = worker_results(code, encoded)
     C = code.decode_results(encoded, results, verify="detect", wrong=n - k)
-    np.testing.assert_allclose(C, A @ B, rtol=1e-8, atol=1e-8 * np.abs(A @ B).max())
+    if n - k >= 2:
+        decoder = _decoder(code, encoded, results, "correct", (n - k) // 2)
+        np.testing.assert_array_equal(decoder.decode(), C)
+        assert decoder.suspect_workers == ()
+    exact = A.astype(np.float64) @ B.astype(np.float64)
+    rtol = 1e-8 if dtype == np.float64 else 1e-3
+    np.testing.assert_allclose(C, exact, rtol=rtol, atol=rtol * np.abs(exact).max())
+
+
+@settings(deadline=None)
+@given(
+    condition=st.floats(1e2, 1e6),
+    d=st.sampled_from([1, 50, 1000]),
+    log_range=st.integers(0, 6),
+    same_sign=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_the_tolerance_holds_at_the_guards_condition_number(
+    condition, d, log_range, same_sign, seed
+):
+    """Generators up to the decoder's guard (max_condition = 1e6), results computed
+    as workers do (coded rows in floating point, then a product): no entry is
+    flagged, while one entry wrong by 10 times its tolerance is."""
+    rng = np.random.default_rng(seed)
+    K, N, rows = 4, 7, 20
+    G = _generator_of_condition(K, N, condition)
+    A = _honest_data(rng, (K * rows, d), log_range, same_sign, np.float64)
+    b = _honest_data(rng, (d, 1), log_range, same_sign, np.float64)
+    coded = (G @ A.reshape(K, -1)).reshape(N * rows, d)
+    Y = (coded @ b).reshape(N, rows)
+    norms = np.linalg.norm(coded, axis=1).reshape(N, rows)
+    noise = row_noise(G, np.linalg.norm(A, axis=1), norms, d, np.float64)
+    noise = noise * np.linalg.norm(b)
+    assert is_consistent(G, Y, None, noise)
+    Y[2, 7] += 10 * tolerance(G, Y, noise)[2, 7]
+    assert not is_consistent(G, Y, None, noise)
+
+
+def _generator_of_condition(K, N, condition):
+    """An (N, K) generator of 2-norm condition number `condition`."""
+    rng = np.random.default_rng(0)
+    U, _ = np.linalg.qr(rng.standard_normal((N, K)))
+    V, _ = np.linalg.qr(rng.standard_normal((K, K)))
+    return U @ np.diag(np.geomspace(1.0, 1.0 / condition, K)) @ V.T
 
 
 def test_honest_results_pass_at_the_guards_condition_number():
@@ -134,6 +197,33 @@ def test_honest_results_pass_at_the_guards_condition_number():
     assert is_consistent(G, Y, None, noise=np.zeros(50))
     Y[2, 7] += 1e-3 * np.abs(Y).max()
     assert not is_consistent(G, Y, None, noise=np.zeros(50))
+
+
+@pytest.mark.parametrize("placed", [False, True], ids=["fresh", "placed"])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_relative_error_of_1e_12_is_detected_corrected_and_named(seed, placed):
+    """(8, 6) MDS over the reals, as ``bench/verify.py`` corrupts a worker: its
+    largest entry off by 1e-12 of its magnitude. `detect` with one spare worker
+    refuses the product; `correct` with two decodes without the worker, naming it.
+    Placed: A encoded once, the right operand given later (``encode_right``)."""
+    rng = np.random.default_rng(seed)
+    code = MDSCode(8, 6)
+    A, x = rng.standard_normal((2400, 100)), rng.standard_normal(100)
+    if placed:
+        encoded = code.encode_right(code.encode_operands(A, np.ones(100)), x)
+    else:
+        encoded = code.encode_operands(A, x)
+    wrong = int(rng.integers(0, 7))
+    results = worker_results(code, encoded)
+    entry = int(np.argmax(np.abs(results[wrong])))
+    results[wrong][entry] *= 1 + 1e-12
+    detect = {i: v for i, v in results.items() if i < 7}
+    with pytest.raises(InconsistentResultsError) as info:
+        _decoder(code, encoded, detect, "detect", 1).decode()
+    assert wrong in info.value.suspect_workers
+    decoder = _decoder(code, encoded, results, "correct", 1)
+    np.testing.assert_allclose(decoder.decode(), A @ x, rtol=1e-12, atol=1e-12)
+    assert decoder.suspect_workers == (wrong,)
 
 
 def test_tolerance_grows_with_the_noise_bound_and_conditioning():
