@@ -16,6 +16,7 @@ from mapreduce._errors import (
     MapReduceTaskError,
     NotEnoughMappersError,
     PlanVerificationError,
+    ValidationError,
 )
 from mapreduce._examples import (
     TeraSortResult,
@@ -50,6 +51,13 @@ from mapreduce._placement import (
 from mapreduce._plan import Packet, Segment, ShufflePlan, plan_shuffle, verify_plan
 from mapreduce._records import MapReduceRecord, MapReduceResult
 from mapreduce._straggling import plan_straggling, straggling_placement
+from mapreduce._terasort import TeraSortRun, terasort
+from mapreduce._teravalidate import (
+    RecordSummary,
+    summarize_records,
+    teragen_partition,
+    validate_sorted,
+)
 
 __all__ = [
     "DELIVERIES",
@@ -61,10 +69,13 @@ __all__ = [
     "Packet",
     "Placement",
     "PlanVerificationError",
+    "RecordSummary",
     "Segment",
     "ShufflePlan",
     "TeraSortResult",
+    "TeraSortRun",
     "Traffic",
+    "ValidationError",
     "concatenate_values",
     "count_words",
     "generate_records",
@@ -84,6 +95,10 @@ __all__ = [
     "split_input",
     "straggling_placement",
     "sum_counts",
+    "summarize_records",
+    "teragen_partition",
+    "terasort",
     "terasort_map",
+    "validate_sorted",
     "verify_plan",
 ]
