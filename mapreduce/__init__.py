@@ -51,9 +51,10 @@ from mapreduce._placement import (
 from mapreduce._plan import Packet, Segment, ShufflePlan, plan_shuffle, verify_plan
 from mapreduce._records import MapReduceRecord, MapReduceResult
 from mapreduce._straggling import plan_straggling, straggling_placement
-from mapreduce._terasort import TeraSortRun, terasort
+from mapreduce._terasort import TeraSortRun, sort_frame, terasort
 from mapreduce._teravalidate import (
     RecordSummary,
+    summarize_frame,
     summarize_records,
     teragen_partition,
     validate_sorted,
@@ -92,9 +93,11 @@ __all__ = [
     "run_coded_maps",
     "run_mapreduce",
     "run_terasort",
+    "sort_frame",
     "split_input",
     "straggling_placement",
     "sum_counts",
+    "summarize_frame",
     "summarize_records",
     "teragen_partition",
     "terasort",

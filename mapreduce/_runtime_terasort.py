@@ -17,21 +17,28 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import dask
 import numpy as np
+import pandas as pd
 from distributed import Client, Future, get_worker
 
 from mapreduce._examples import sort_records
 from mapreduce._teravalidate import (
     RECORD_BYTES,
     RecordSummary,
+    splitters_of,
+    summarize_frame,
     summarize_records,
     teragen_partition,
 )
 
 __all__ = [
     "drop_kept",
+    "frame_output",
+    "frame_splitters",
     "generate_inputs",
     "keep_sorted",
+    "keep_sorted_frame",
     "summarize",
     "take_outputs",
 ]
@@ -57,41 +64,53 @@ def generate_inputs(
     ]
 
 
+def _keep(token: str, k: int, value: Any) -> None:
+    with _kept_lock:
+        _kept[token, k] = value
+
+
 def keep_sorted(token: str, k: int, blobs: list[bytes]) -> tuple[str, int]:
     """TeraSort reduce: sort reducer `k`'s records and keep them on this worker.
 
     Returns the worker's address and the number of records kept.
     """
     records = sort_records(b"".join(blobs))
-    with _kept_lock:
-        _kept[token, k] = records
+    _keep(token, k, np.frombuffer(records, np.uint8).reshape(-1, RECORD_BYTES))
     return get_worker().address, len(records) // RECORD_BYTES
 
 
-def _take(token: str, k: int) -> np.ndarray:
+def keep_sorted_frame(
+    token: str, by: str, k: int, frames: list[pd.DataFrame]
+) -> tuple[str, int]:
+    """Sort-by-column reduce: sort reducer `k`'s rows by `by` and keep them here."""
+    frame = pd.concat(frames).sort_values(by, kind="stable")
+    _keep(token, k, frame)
+    return get_worker().address, len(frame)
+
+
+def _take(token: str, k: int) -> Any:
     with _kept_lock:
-        records = _kept.pop((token, k))
-    return np.frombuffer(records, np.uint8).reshape(-1, RECORD_BYTES)
+        return _kept.pop((token, k))
 
 
-def _empty() -> np.ndarray:
-    return np.empty((0, RECORD_BYTES), np.uint8)
+def _empty(like: Any) -> Any:
+    return like
 
 
 def take_outputs(
-    client: Client, token: str, where: dict[int, str], K: int
+    client: Client, token: str, where: dict[int, str], K: int, empty: Any
 ) -> list[Future]:
     """Futures of the K sorted partitions, each on the worker that reduced it.
 
     `where` maps a reducer to its worker; a reducer with no records (absent)
-    gets an empty partition.
+    gets `empty`.
     """
     return [
         client.submit(
             _take, token, k, workers=[where[k]], allow_other_workers=False, pure=False
         )
         if k in where
-        else client.submit(_empty, pure=False)
+        else client.submit(_empty, empty, pure=False)
         for k in range(K)
     ]
 
@@ -107,12 +126,43 @@ def drop_kept(client: Client, token: str) -> None:
     client.run(_drop, token)
 
 
-def _summarize(part: Any) -> RecordSummary:
+def _summarize(part: Any, by: str | None) -> RecordSummary:
+    if by is not None:
+        return summarize_frame(part, by)
     if isinstance(part, bytes):  # an input file
         part = np.frombuffer(pickle.loads(part), np.uint8).reshape(-1, RECORD_BYTES)
     return summarize_records(part)
 
 
-def summarize(client: Client, parts: Sequence[Future]) -> list[RecordSummary]:
-    """Summarize partitions (input files or sorted outputs) where they are."""
-    return client.gather([client.submit(_summarize, part) for part in parts])
+def summarize(
+    client: Client, parts: Sequence[Any], by: str | None = None
+) -> list[RecordSummary]:
+    """Summarize partitions where they are (futures or delayed objects).
+
+    Input files or sorted outputs of records, or frames sorted by column `by`.
+    """
+    return client.gather(
+        client.compute([dask.delayed(_summarize)(part, by) for part in parts])
+    )
+
+
+def _sample(frame: pd.DataFrame, by: str, size: int) -> np.ndarray:
+    values = frame[by].to_numpy()
+    if len(values) > size:
+        values = values[np.linspace(0, len(values) - 1, size).astype(np.int64)]
+    return values
+
+
+def frame_splitters(client: Client, parts: Sequence[Any], by: str, K: int) -> Any:
+    """K - 1 values of column `by` cutting a sample of the rows into K ranges."""
+    samples = client.compute(
+        [dask.delayed(_sample)(part, by, 100 * K) for part in parts], sync=True
+    )
+    return splitters_of(np.concatenate(samples), K)
+
+
+def frame_output(partitions: list[Future], meta: pd.DataFrame) -> Any:
+    """Return the sorted partitions as one dask.dataframe (they stay put)."""
+    import dask.dataframe as dd
+
+    return dd.from_delayed(partitions, meta=meta, verify_meta=False)

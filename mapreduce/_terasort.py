@@ -12,20 +12,28 @@ from __future__ import annotations
 import functools
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from mapreduce._examples import _map_partitions, _own_reducer
 from mapreduce._job import run_mapreduce
-from mapreduce._placement import place_li
-from mapreduce._records import MapReduceRecord
-from mapreduce._teravalidate import RecordSummary, validate_sorted
+from mapreduce._placement import Placement, place_li
+from mapreduce._records import MapReduceRecord, MapReduceResult
+from mapreduce._teravalidate import (
+    RecordSummary,
+    check_sort_column,
+    split_frame,
+    validate_sorted,
+)
 from theory.validation import check_int
 
 if TYPE_CHECKING:
     from distributed import Client, Future
 
-__all__ = ["TeraSortRun", "terasort"]
+__all__ = ["TeraSortRun", "sort_frame", "terasort"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -137,13 +145,7 @@ def terasort(
     n_records = check_int(n_records, "n_records", min_value=0)
     seed = check_int(seed, "seed", min_value=0)
     placement = _placement(K, r, partitions)
-    from mapreduce._runtime_terasort import (
-        drop_kept,
-        generate_inputs,
-        keep_sorted,
-        summarize,
-        take_outputs,
-    )
+    from mapreduce._runtime_terasort import generate_inputs, keep_sorted, summarize
 
     addresses = sorted(client.nthreads())[: placement.K]
     base, extra = divmod(n_records, placement.N)
@@ -153,24 +155,16 @@ def terasort(
     files = generate_inputs(client, holders, seed, sizes)
     inputs = summarize(client, files)
     generated = time.perf_counter()
-    token = uuid.uuid4().hex
-    try:
-        result = run_mapreduce(
-            files,
-            functools.partial(_map_partitions, placement.K),
-            functools.partial(keep_sorted, token),
-            K=placement.K,
-            placement=placement,
-            coded=coded,
-            partition=_own_reducer,
-            client=client,
-            **options,
-        )
-    except BaseException:
-        drop_kept(client, token)
-        raise
-    where = {k: address for k, (address, _) in result.output.items()}
-    partitions = take_outputs(client, token, where, placement.K)
+    partitions, record = _sort_and_keep(
+        files,
+        functools.partial(_map_partitions, placement.K),
+        lambda token: functools.partial(keep_sorted, token),
+        placement=placement,
+        coded=coded,
+        client=client,
+        empty=np.empty((0, 100), np.uint8),
+        options=options,
+    )
     sorted_at = time.perf_counter()
     outputs = summarize(client, partitions)
     validate_sorted(inputs, outputs)
@@ -178,7 +172,7 @@ def terasort(
         partitions=partitions,
         inputs=inputs,
         outputs=outputs,
-        record=result.record,
+        record=record,
         generate_seconds=generated - began,
         sort_seconds=sorted_at - generated,
         validate_seconds=time.perf_counter() - sorted_at,
@@ -200,3 +194,139 @@ def _placement(K: object, r: object, partitions: object):
             f"{partitions}."
         )
     return place_li(K, r, N=partitions)
+
+
+def _sort_and_keep(
+    files: Any,
+    map_fn: Callable,
+    reducer: Callable[[str], Callable],
+    *,
+    placement: Placement,
+    coded: bool | None,
+    client: Client,
+    empty: Any,
+    options: dict[str, Any],
+) -> tuple[list[Future], MapReduceRecord]:
+    """Run the sort; return futures of the K sorted partitions and the record.
+
+    ``reducer(token)`` is the reduce function: it keeps its sorted partition on
+    its worker under `token` (taken out afterwards, or dropped on failure).
+    """
+    from mapreduce._runtime_terasort import drop_kept, take_outputs
+
+    token = uuid.uuid4().hex
+    try:
+        result = run_mapreduce(
+            files,
+            map_fn,
+            reducer(token),
+            K=placement.K,
+            placement=placement,
+            coded=coded,
+            partition=_own_reducer,
+            client=client,
+            **options,
+        )
+    except BaseException:
+        drop_kept(client, token)
+        raise
+    where = {k: address for k, (address, _) in result.output.items()}
+    return take_outputs(client, token, where, placement.K, empty), result.record
+
+
+def sort_frame(
+    frame: Any,
+    by: str,
+    *,
+    client: Client,
+    K: int,
+    r: int = 1,
+    coded: bool | None = None,
+    **options: Any,
+) -> MapReduceResult:
+    """Sort a dask.dataframe by a column with a (coded) TeraSort, validated.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+        The rows to sort (persist it first: its partitions are read three
+        times, to sample the column, to summarize them and to sort).
+    by : str
+        The column to sort by (values of one orderable dtype, no nulls).
+    client : distributed.Client
+        A client with at least `K` workers; the sorted rows stay on them.
+    K : int
+        Number of nodes and of output partitions, ``K >= 1``.
+    r : int
+        Computation load, ``1 <= r <= K`` (the frame is repartitioned into the
+        multiple of ``C(K, r)`` partitions nearest its own number, as
+        :func:`run_mapreduce` does).
+    coded : bool, optional
+        Coded or uncoded shuffle; default as in :func:`run_mapreduce`.
+    **options
+        Passed on to :func:`run_mapreduce` (``delivery``, ``straggler_slack``,
+        ``timeout``, ``progress``, ``emulated_bandwidth``).
+
+    Returns
+    -------
+    MapReduceResult
+        ``output``: a dask.dataframe of `K` partitions sorted by `by` (on the
+        workers; ``frame``'s index kept, not sorted); ``record``: the sort's.
+
+    Raises
+    ------
+    ValueError
+        If `by` is not a column of `frame`, for bad `K` or `r`, or options
+        :func:`run_mapreduce` rejects.
+    ValidationError
+        If the output fails a check of :func:`validate_sorted` (rows hashed by
+        :func:`summarize_frame`).
+
+    Notes
+    -----
+    A sample of `by` (at most ``100 K`` evenly spaced values of each
+    partition) gives ``K - 1`` splitters; each map splits its partition by
+    them, reducer ``k`` sorts its rows (a stable ``sort_values``) and keeps
+    them on its worker. Input and output partitions are summarized where they
+    are and checked as TeraValidate does.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd
+    >>> import pandas as pd
+    >>> from distributed import Client, LocalCluster
+    >>> rows = pd.DataFrame({"key": [5, 3, 9, 1, 7, 3], "value": list("abcdef")})
+    >>> with LocalCluster(n_workers=2, processes=False, dashboard_address=":0") as c:
+    ...     with Client(c) as client:
+    ...         frame = dd.from_pandas(rows, npartitions=2)
+    ...         result = sort_frame(frame, "key", client=client, K=2)
+    ...         out = result.output.compute()
+    >>> out["key"].tolist(), out["value"].tolist()
+    ([1, 3, 3, 5, 7, 9], ['d', 'b', 'f', 'a', 'e', 'c'])
+    """
+    by = check_sort_column(frame.columns, by)
+    batches = _placement(K, r, None).N
+    placement = _placement(K, r, batches * max(1, round(frame.npartitions / batches)))
+    from mapreduce._runtime_terasort import (
+        frame_output,
+        frame_splitters,
+        keep_sorted_frame,
+        summarize,
+    )
+
+    parts = frame.to_delayed()
+    splitters = frame_splitters(client, parts, by, placement.K)
+    inputs = summarize(client, parts, by)
+    meta = frame._meta
+    partitions, record = _sort_and_keep(
+        frame,
+        functools.partial(split_frame, by, splitters, placement.K),
+        lambda token: functools.partial(keep_sorted_frame, token, by),
+        placement=placement,
+        coded=coded,
+        client=client,
+        empty=meta,
+        options=options,
+    )
+    validate_sorted(inputs, summarize(client, partitions, by))
+    return MapReduceResult(output=frame_output(partitions, meta), record=record)

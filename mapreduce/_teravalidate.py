@@ -11,16 +11,24 @@ where its keys first go down, if they do.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mapreduce._errors import ValidationError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "RecordSummary",
     "check_rows",
+    "check_sort_column",
+    "split_frame",
+    "splitters_of",
+    "summarize_frame",
     "summarize_records",
     "teragen_partition",
     "validate_sorted",
@@ -102,8 +110,9 @@ class RecordSummary:
     checksum : int
         Sum mod ``2^64`` of a 64-bit hash of every record: equal for any order
         of the same records.
-    first_key, last_key : bytes
-        Keys of the first and last records (``b""`` if there are none).
+    first_key, last_key : bytes or object
+        Keys of the first and last records (``b""`` if there are none); for a
+        dataframe, the sort column's first and last values (None if empty).
     unsorted_at : int or None
         The first ``i`` whose key is greater than the key of record ``i + 1``;
         None if the keys never go down.
@@ -111,8 +120,8 @@ class RecordSummary:
 
     count: int
     checksum: int
-    first_key: bytes
-    last_key: bytes
+    first_key: Any
+    last_key: Any
     unsorted_at: int | None
 
 
@@ -150,6 +159,88 @@ def summarize_records(rows: np.ndarray) -> RecordSummary:
         last_key=rows[-1, :KEY_BYTES].tobytes() if len(rows) else b"",
         unsorted_at=int(down[0]) if len(down) else None,
     )
+
+
+def check_sort_column(columns: Any, by: object) -> str:
+    """Return `by` if it names one of `columns`; raise naming ``by`` otherwise."""
+    if not isinstance(by, str) or by not in list(columns):
+        raise ValueError(
+            f"`by` must name a column of the dataframe, got {by!r}; its columns: "
+            f"{list(columns)}."
+        )
+    return by
+
+
+def summarize_frame(frame: pd.DataFrame, by: str) -> RecordSummary:
+    """Summarize a partition of a dataframe sorted by column `by`.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One partition.
+    by : str
+        The sort column.
+
+    Returns
+    -------
+    RecordSummary
+        Its rows' count; the sum mod ``2^64`` of a 64-bit hash of every row
+        (``pandas.util.hash_pandas_object`` of its values, index aside); the
+        first and last values of `by`; where they first go down.
+
+    Raises
+    ------
+    ValueError
+        If `by` is not a column of `frame`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"a": [1, 3, 2], "b": [0.5, 0.0, 1.0]})
+    >>> summary = summarize_frame(frame, "a")
+    >>> summary.count, summary.first_key, summary.last_key, summary.unsorted_at
+    (3, 1, 2, 1)
+    """
+    import pandas as pd
+
+    values = frame[check_sort_column(frame.columns, by)].to_numpy()
+    down = np.flatnonzero(values[:-1] > values[1:])
+    hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy(np.uint64)
+    return RecordSummary(
+        count=len(frame),
+        checksum=int(hashes.sum(dtype=np.uint64)),
+        first_key=_plain(values[0]) if len(values) else None,
+        last_key=_plain(values[-1]) if len(values) else None,
+        unsorted_at=int(down[0]) if len(down) else None,
+    )
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def splitters_of(sample: np.ndarray, K: int) -> np.ndarray:
+    """Return the ``K - 1`` values cutting a sorted `sample` into `K` equal ranges."""
+    ordered = np.sort(sample)
+    if not len(ordered):
+        return ordered
+    return ordered[(np.arange(1, K) * len(ordered)) // K]
+
+
+def split_frame(
+    by: str, splitters: np.ndarray, K: int, frame: pd.DataFrame
+) -> Iterator[tuple[int, pd.DataFrame]]:
+    """Range-partition a partition by column `by`: ``(reducer, its rows)`` pairs.
+
+    Reducer ``k`` gets the rows whose value is at least splitter ``k - 1`` and
+    below splitter ``k``.
+    """
+    if not len(splitters):
+        yield 0, frame
+        return
+    reducers = np.searchsorted(splitters, frame[by].to_numpy(), side="right")
+    for k in np.unique(reducers).tolist():
+        yield k, frame[reducers == k]
 
 
 def validate_sorted(
