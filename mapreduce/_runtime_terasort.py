@@ -20,8 +20,9 @@ from typing import Any
 import dask
 import numpy as np
 import pandas as pd
-from distributed import Client, Future, get_worker
+from distributed import Client, Future, get_worker, wait
 
+from mapreduce._errors import MapReduceTaskError
 from mapreduce._examples import sort_records
 from mapreduce._teravalidate import (
     RECORD_BYTES,
@@ -103,9 +104,10 @@ def take_outputs(
     """Futures of the K sorted partitions, each on the worker that reduced it.
 
     `where` maps a reducer to its worker; a reducer with no records (absent)
-    gets `empty`.
+    gets `empty`. Once every partition is taken, nothing of the run is left in
+    the workers' tables (a reducer run twice kept a second copy).
     """
-    return [
+    parts = [
         client.submit(
             _take, token, k, workers=[where[k]], allow_other_workers=False, pure=False
         )
@@ -113,6 +115,15 @@ def take_outputs(
         else client.submit(_empty, empty, pure=False)
         for k in range(K)
     ]
+    wait(parts)
+    drop_kept(client, token)
+    for k, part in enumerate(parts):
+        if part.status != "finished":
+            raise MapReduceTaskError(
+                f"the sorted partition {k} was lost on worker {where.get(k)} before "
+                f"it was taken: {part.exception()!r}"
+            )
+    return parts
 
 
 def _drop(token: str) -> None:

@@ -46,8 +46,9 @@ class TeraSortRun:
         The ``K`` sorted output partitions in order, each a ``uint8`` array of
         shape ``(n_k, 100)`` on the worker that reduced it; concatenated they
         are every record, sorted by key (then value). Gather one with
-        ``partitions[k].result()``, or build a ``dask.array`` with
-        ``dask.array.from_delayed``.
+        ``partitions[k].result()``, or make them one ``dask.array``:
+        ``da.concatenate([da.from_delayed(p, shape=(s.count, 100),
+        dtype="uint8") for p, s in zip(run.partitions, run.outputs)])``.
     inputs : list of RecordSummary
         Summaries of the generated input partitions.
     outputs : list of RecordSummary

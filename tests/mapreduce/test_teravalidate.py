@@ -20,7 +20,7 @@ from mapreduce import (
     terasort,
     validate_sorted,
 )
-from mapreduce._runtime_terasort import summarize
+from mapreduce._runtime_terasort import _kept, summarize
 
 WAIT_ALL = {"straggler_slack": float("inf")}
 
@@ -67,6 +67,7 @@ def test_terasort_sorts_the_generated_records_on_the_workers(
     assert sum(p.count for p in run.inputs) == 3001
     assert run.record.is_coded == coded
     assert run.record.r == r
+    assert not _kept  # the in-process workers keep nothing behind
 
 
 def test_terasort_of_nothing_is_empty_and_valid(client):
@@ -211,6 +212,7 @@ def test_sort_frame_sorts_every_row_by_the_column(client, r, coded, by):
     )
     assert got[by].tolist() == expected[by].tolist()
     assert result.record.is_coded == coded
+    assert not _kept
 
 
 def test_sort_frame_of_one_distinct_value_puts_it_on_one_reducer(client):
