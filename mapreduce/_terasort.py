@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mapreduce._emulator import check_bandwidth
 from mapreduce._examples import _map_partitions, _own_reducer
 from mapreduce._job import run_mapreduce
+from mapreduce._network import DELIVERIES
 from mapreduce._placement import Placement, place_li
 from mapreduce._records import MapReduceRecord, MapReduceResult
 from mapreduce._teravalidate import (
@@ -115,8 +117,11 @@ def terasort(
     Raises
     ------
     ValueError
-        For bad `n_records`, `K`, `r`, `partitions` or `seed`, or options
-        :func:`run_mapreduce` rejects.
+        For bad `n_records`, `K`, `r`, `partitions` or `seed`, a client with
+        fewer than `K` workers, or options :func:`run_mapreduce` rejects
+        (``delivery`` and ``emulated_bandwidth`` are checked before any work).
+    TypeError
+        For an unknown option or a `client` that is not a ``distributed.Client``.
     ValidationError
         If the output fails a check of TeraValidate (a partition not sorted, two
         partitions out of order, or a record count or checksum different from
@@ -146,9 +151,9 @@ def terasort(
     n_records = check_int(n_records, "n_records", min_value=0)
     seed = check_int(seed, "seed", min_value=0)
     placement = _placement(K, r, partitions)
+    addresses = _workers(client, placement.K, options)
     from mapreduce._runtime_terasort import generate_inputs, keep_sorted, summarize
 
-    addresses = sorted(client.nthreads())[: placement.K]
     base, extra = divmod(n_records, placement.N)
     sizes = [base + (f < extra) for f in range(placement.N)]
     holders = [addresses[min(nodes)] for nodes in placement.storers]
@@ -277,8 +282,10 @@ def sort_frame(
     Raises
     ------
     ValueError
-        If `by` is not a column of `frame`, for bad `K` or `r`, or options
-        :func:`run_mapreduce` rejects.
+        If `by` is not a column of `frame`, for bad `K` or `r`, a client with
+        fewer than `K` workers, or options :func:`run_mapreduce` rejects.
+    TypeError
+        For an unknown option or a `client` that is not a ``distributed.Client``.
     ValidationError
         If the output fails a check of :func:`validate_sorted` (rows hashed by
         :func:`summarize_frame`).
@@ -308,6 +315,7 @@ def sort_frame(
     by = check_sort_column(frame.columns, by)
     batches = _placement(K, r, None).N
     placement = _placement(K, r, batches * max(1, round(frame.npartitions / batches)))
+    _workers(client, placement.K, options)
     from mapreduce._runtime_terasort import (
         frame_output,
         frame_splitters,
@@ -331,3 +339,29 @@ def sort_frame(
     )
     validate_sorted(inputs, summarize(client, partitions, by))
     return MapReduceResult(output=frame_output(partitions, meta), record=record)
+
+
+_OPTIONS = ("delivery", "emulated_bandwidth", "progress", "straggler_slack", "timeout")
+
+
+def _workers(client: Any, K: int, options: dict[str, Any]) -> list[str]:
+    """Check the options before any work; return the first K workers' addresses."""
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise TypeError(f"unknown options {unknown}; known: {list(_OPTIONS)}.")
+    if options.get("delivery", "unicast") not in DELIVERIES:
+        raise ValueError(
+            f"`delivery` must be one of {DELIVERIES}, got {options['delivery']!r}."
+        )
+    if options.get("emulated_bandwidth") is not None:
+        check_bandwidth(options["emulated_bandwidth"])
+    if not callable(getattr(client, "nthreads", None)):
+        raise TypeError(
+            f"`client` must be a distributed.Client, got {type(client).__name__}."
+        )
+    addresses = sorted(client.nthreads())
+    if len(addresses) < K:
+        raise ValueError(
+            f"the client must have at least K={K} workers, got {len(addresses)}."
+        )
+    return addresses[:K]

@@ -183,6 +183,17 @@ def test_terasort_names_bad_input(client, kwargs, message):
         terasort(**arguments)
 
 
+def test_terasort_names_a_bad_client_or_option_before_any_work(client):
+    with pytest.raises(ValueError, match="at least K=5 workers, got 4"):
+        terasort(100, client=client, K=5)
+    with pytest.raises(ValueError, match="`delivery` must be one of"):
+        terasort(100, client=client, K=2, delivery="broadcast")
+    with pytest.raises(TypeError, match="unknown options \\['output'\\]"):
+        terasort(100, client=client, K=2, output="bag")
+    with pytest.raises(TypeError, match=r"`client` must be a distributed\.Client"):
+        terasort(100, client=None, K=2)
+
+
 # -- a dask.dataframe sorted by a column ------------------------------------------
 
 
