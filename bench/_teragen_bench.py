@@ -26,12 +26,16 @@ import numpy as np
 import pandas as pd
 from distributed import wait
 
-from mapreduce import summarize_records, terasort, validate_sorted
+from mapreduce import (
+    MapReduceOptions,
+    summarize_records,
+    terasort,
+    validate_sorted,
+)
 from mapreduce._runtime_terasort import generate_inputs, summarize
 
 RATE = 25e6  # bytes/s: 200 Mbit/s, emulated
 SEED = 20261205
-WAIT_ALL = {"straggler_slack": float("inf")}
 CASES: dict[str, dict | None] = {
     "uncoded r=1": {"r": 1, "coded": False},
     "dd.sort_values (p2p)": None,
@@ -104,7 +108,19 @@ def _case(client, name: str, n: int, K: int) -> dict:
     if options is None:
         row = _dask_sort(client, n, K)
     else:
-        run = terasort(n, client=client, K=K, seed=SEED, **options, **WAIT_ALL)
+        run = terasort(
+            n,
+            client=client,
+            K=K,
+            r=options["r"],
+            coded=options["coded"],
+            seed=SEED,
+            options=MapReduceOptions(
+                delivery=options.get("delivery", "unicast"),
+                emulated_bandwidth=options.get("emulated_bandwidth"),
+                straggler_slack=float("inf"),
+            ),
+        )
         record = run.record
         row = {
             "sort_seconds": run.sort_seconds,

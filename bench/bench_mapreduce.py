@@ -51,6 +51,7 @@ from _teragen_bench import terasort_section
 from distributed import Client, LocalCluster, get_worker, wait
 
 from mapreduce import (
+    MapReduceOptions,
     count_words,
     generate_records,
     place_li,
@@ -163,8 +164,9 @@ def calibrate_fixed_seconds(
     tiny = generate_records(200, rng=SEED + 1)
     times = []
     for _ in range(3):
+        options = MapReduceOptions(delivery=delivery)
         rec = run_terasort(
-            tiny, K=K, r=r, coded=coded, delivery=delivery, client=client
+            tiny, K=K, r=r, coded=coded, client=client, options=options
         ).record
         times.append(
             max(0.0, rec.shuffle_seconds - rec.pack_seconds - rec.unpack_seconds)
@@ -252,10 +254,9 @@ def terasort_case(
         K=K,
         r=r,
         coded=coded,
-        delivery=delivery,
         client=client,
         map_fn=map_fn,
-        emulated_bandwidth=bandwidth,
+        options=MapReduceOptions(delivery=delivery, emulated_bandwidth=bandwidth),
     )
     assert result.records == sorted(records), "TeraSort output is not sorted"
     messages = bundle_messages(r, coded, delivery)
@@ -508,6 +509,11 @@ def _ratio(by: dict, numerator: str, denominator: str, key: str) -> float | None
     return None
 
 
+def _over_model(rows: list[dict], seconds: str, model: str) -> dict[str, float]:
+    """Per scheme: measured `seconds` over the `model` seconds, where a row has them."""
+    return {row["scheme"]: row[seconds] / row[model] for row in rows if row.get(model)}
+
+
 def _summary(rows: list[dict]) -> dict:
     by = {row["scheme"]: row for row in rows}
     out = {
@@ -529,24 +535,15 @@ def _summary(rows: list[dict]) -> dict:
         "forward_over_unicast_sender_upload_r2": _ratio(
             by, "coded r=2 forward", "coded r=2 unicast", "max_origin_upload_bytes"
         ),
-        "transfer_over_model_b_latency": {
-            row["scheme"]: row["transfer_seconds"]
-            / row["model_switched_latency_seconds"]
-            for row in rows
-            if row.get("model_switched_latency_seconds")
-        },
-        "transfer_over_model_b_calibrated": {
-            row["scheme"]: row["transfer_seconds"]
-            / row["model_switched_calibrated_seconds"]
-            for row in rows
-            if row.get("model_switched_calibrated_seconds")
-        },
-        "emulated_shuffle_over_switched_model": {
-            row["scheme"]: row["shuffle_seconds"]
-            / row["model_switched_emulated_seconds"]
-            for row in rows
-            if row.get("model_switched_emulated_seconds")
-        },
+        "transfer_over_model_b_latency": _over_model(
+            rows, "transfer_seconds", "model_switched_latency_seconds"
+        ),
+        "transfer_over_model_b_calibrated": _over_model(
+            rows, "transfer_seconds", "model_switched_calibrated_seconds"
+        ),
+        "emulated_shuffle_over_switched_model": _over_model(
+            rows, "shuffle_seconds", "model_switched_emulated_seconds"
+        ),
         "emulated_total_over_uncoded_r1": {
             row["scheme"]: row["total_seconds"]
             / by["uncoded r=1, emulated"]["total_seconds"]

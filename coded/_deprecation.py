@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
-__all__ = ["data_first", "renamed_keyword", "warn_renamed"]
+from theory.validation import warn_renamed
 
-
-def warn_renamed(old: str, new: str, caller: str, *, stacklevel: int = 3) -> None:
-    """Warn that `caller`'s spelling `old` is deprecated in favour of `new`."""
-    warnings.warn(
-        f"{caller}(): {old} is deprecated and will be removed in the next release; "
-        f"use {new}.",
-        DeprecationWarning,
-        stacklevel=stacklevel,
-    )
+__all__ = ["data_first", "renamed_keyword"]
 
 
 def renamed_keyword(

@@ -23,7 +23,13 @@ from coded._result import MatmulResult
 from coded.codes import Code
 from coded.injection import Stragglers
 from theory.rng import RngLike
-from theory.validation import check_finite_matrix, check_int, check_k_of_n, check_real
+from theory.validation import (
+    check_finite_matrix,
+    check_int,
+    check_k_of_n,
+    check_real,
+    replace_options,
+)
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -150,26 +156,11 @@ class ExecutionOptions:
             )
 
 
-_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(ExecutionOptions))
-
-
 def execution_options(
     options: ExecutionOptions | None, fields: dict[str, Any], caller: str
 ) -> ExecutionOptions:
     """Return `options` (default: the defaults) updated with keyword `fields`."""
-    if options is not None and not isinstance(options, ExecutionOptions):
-        raise TypeError(
-            "`options` must be a coded.ExecutionOptions or None, got "
-            f"{type(options).__name__}."
-        )
-    unknown = sorted(set(fields) - set(_OPTION_NAMES))
-    if unknown:
-        raise TypeError(
-            f"{caller}() got unexpected keyword arguments {unknown}; the execution "
-            f"options are {list(_OPTION_NAMES)}."
-        )
-    base = ExecutionOptions() if options is None else options
-    return dataclasses.replace(base, **fields) if fields else base
+    return replace_options(options, ExecutionOptions, fields, caller)
 
 
 def is_dask_array(value: object) -> bool:

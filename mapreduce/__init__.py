@@ -2,14 +2,14 @@
 
 Placements (Li's r-subsets, the K = 3 heterogeneous optimum, Woolsey et al.'s
 hypercube, any user map), shuffle plans with their verifier, ``run_mapreduce``
-and two example jobs (word count and TeraSort), TeraSort generated, sorted and
-validated on the workers (``terasort``; ``sort_frame`` for a dask.dataframe).
-Placements, plans, the verifier and the job's state machine (``_state``) are
-pure; execution on Dask lives in ``mapreduce._runtime``,
-``mapreduce._runtime_linear`` (coded map tasks) and
+(how it runs: ``MapReduceOptions``) and two example jobs (word count and TeraSort),
+TeraSort generated, sorted and validated on the workers (``terasort``;
+``sort_frame`` for a dask.dataframe). Placements, plans, the verifier and the
+job's state machine (``_state``) are pure; execution on Dask lives in
+``mapreduce._runtime``, ``mapreduce._runtime_linear`` (coded map tasks) and
 ``mapreduce._runtime_terasort`` (records made and kept on the workers), the
 package's only Dask modules, imported only when a job runs. Import order:
-``_plan`` < ``_records`` < ``_state`` < ``_runtime`` < ``_job``.
+``_plan`` < ``_records`` < ``_options`` < ``_state`` < ``_runtime`` < ``_job``.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from mapreduce._network import (
     plan_traffic,
     predict_shuffle_seconds,
 )
+from mapreduce._options import MapReduceOptions
 from mapreduce._placement import (
     Placement,
     place_from_map,
@@ -65,6 +66,7 @@ from mapreduce._teravalidate import (
 __all__ = [
     "DELIVERIES",
     "FRAME_HEADER_BYTES",
+    "MapReduceOptions",
     "MapReduceRecord",
     "MapReduceResult",
     "MapReduceTaskError",

@@ -324,8 +324,8 @@ def run_terasort(
         range-partitioned every 64 records, which is slower than the built-in
         parser (one numpy pass over the file).
     **options
-        Passed on to :func:`run_mapreduce` (``delivery``, ``straggler_slack``,
-        ``timeout``, ``progress``).
+        Passed on to :func:`run_mapreduce` (``options``, a
+        :class:`MapReduceOptions`).
 
     Returns
     -------

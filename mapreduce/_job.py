@@ -13,26 +13,23 @@ import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mapreduce._emulator import check_bandwidth
-from mapreduce._network import DELIVERIES, predict_shuffle_seconds
+from mapreduce._network import predict_shuffle_seconds
+from mapreduce._options import MapReduceOptions, mapreduce_options
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import plan_shuffle, verify_plan
 from mapreduce._records import MapReduceResult
-from theory.validation import check_int, check_real
+from theory.validation import check_int
 
 if TYPE_CHECKING:
     from distributed import Client
 
 __all__ = [
-    "OUTPUTS",
     "concatenate_values",
     "hash_partition",
     "run_coded_maps",
     "run_mapreduce",
     "split_input",
 ]
-
-OUTPUTS: tuple[str, ...] = ("dict", "bag", "dataframe")
 
 MapFn = Callable[[Any], Iterable[tuple[Hashable, Any]]]
 ReduceFn = Callable[[Hashable, list[Any]], Any]
@@ -136,34 +133,6 @@ def _choose_coded(placement: Placement, delivery: str) -> bool:
     return times[0] < times[1] * (1 - 1e-9)
 
 
-def _check_slack(slack: object) -> float:
-    if isinstance(slack, float) and slack == math.inf:
-        return math.inf
-    return check_real(slack, "straggler_slack", min_value=0.0)
-
-
-def _options(**given: Any) -> dict[str, Any]:
-    if given["delivery"] not in DELIVERIES:
-        raise ValueError(
-            f"`delivery` must be one of {DELIVERIES}, got {given['delivery']!r}."
-        )
-    if given["output"] not in OUTPUTS:
-        raise ValueError(f"`output` must be one of {OUTPUTS}, got {given['output']!r}.")
-    return {
-        "timeout": check_real(
-            given["timeout"], "timeout", min_value=0.0, strict_min=True
-        ),
-        "slack": _check_slack(given["straggler_slack"]),
-        "delivery": given["delivery"],
-        "combine_fn": given["reduce_fn"] if given["combine"] else None,
-        "progress": bool(given["progress"]),
-        "output": given["output"],
-        "bandwidth": None
-        if given["emulated_bandwidth"] is None
-        else check_bandwidth(given["emulated_bandwidth"]),
-    }
-
-
 def run_mapreduce(
     files: Any,
     map_fn: MapFn,
@@ -173,16 +142,12 @@ def run_mapreduce(
     r: int | None = None,
     placement: Placement | None = None,
     coded: bool | None = None,
-    delivery: str = "unicast",
     combine: bool = False,
     partition: PartitionFn = hash_partition,
     split: bool = False,
-    output: str = "dict",
     client: Client | None = None,
-    timeout: float = 600.0,
-    straggler_slack: float = 0.5,
-    progress: bool = False,
-    emulated_bandwidth: float | None = None,
+    options: MapReduceOptions | None = None,
+    **deprecated: Any,
 ) -> MapReduceResult:
     r"""Run a MapReduce job on Dask with a (coded) shuffle.
 
@@ -207,12 +172,9 @@ def run_mapreduce(
     coded : bool, optional
         Coded multicasts or plain unicasts of whole values. Default: whichever
         the switched-network model (:func:`mapreduce.predict_shuffle_seconds`)
-        predicts faster for `delivery`, uncoded on a tie. Dask has no
-        multicast, so the coded shuffle's gain in the papers' load does not show
-        in Dask's wire bytes (docs/theory/network.md).
-    delivery : {"unicast", "forward"}
-        Unicast: a packet goes from its sender to each receiver. Forward: the
-        sender uploads it once and each receiver passes it to the next.
+        predicts faster for the options' `delivery`, uncoded on a tie. Dask has
+        no multicast, so the coded shuffle's gain in the papers' load does not
+        show in Dask's wire bytes (docs/theory/network.md).
     combine : bool
         Apply `reduce_fn` map-side to each file's values of a key, then again to
         the partial results. Declare it only for a `reduce_fn` that is
@@ -225,30 +187,16 @@ def run_mapreduce(
     split : bool
         Treat a sequence `files` as records and cut them into the placement's
         ``N`` files (:func:`split_input`; ``N = C(K, r)`` for Li's placement).
-    output : {"dict", "bag", "dataframe"}
-        Return the output as a dict, a ``dask.bag`` of ``(key, value)`` pairs, or
-        a ``dask.dataframe`` with columns ``key`` and ``value``, one partition per
-        reducer.
     client : distributed.Client, optional
         A client with at least ``K`` workers; without one, an embedded
         ``LocalCluster`` of ``K`` single-threaded workers is started and closed.
-    timeout : float
-        Seconds each stage (map, shuffle, reduce) may take, ``> 0``; a stage
-        still running then raises :class:`MapReduceTaskError`.
-    straggler_slack : float
-        Once ``K - tolerance`` nodes have mapped all their files (they hold every
-        file, at time ``t_q``), a node still mapping is waited for only while
-        its pace predicts it done by ``(1 + straggler_slack) t_q`` (and at least
-        half a second after ``t_q``); then the
-        unfinished maps are cancelled and the shuffle is planned on the maps
-        that finished (``>= 0``; ``inf`` waits for every map).
-    progress : bool
-        Show a progress bar per stage (tqdm).
-    emulated_bandwidth : float, optional
-        Emulate a network of this many bytes per second (``> 0``; 200 Mbit/s is
-        ``25e6``) on every node's uplink and downlink in the shuffle, a token
-        bucket per node and direction (docs/theory/network.md); the record says
-        so (``record.emulated_bandwidth``). Default: the cluster's own network.
+    options : MapReduceOptions, optional
+        How the job runs: `delivery`, `output`, `timeout`, `straggler_slack`,
+        `progress` and `emulated_bandwidth` (:class:`MapReduceOptions`; default:
+        its defaults).
+    **deprecated
+        The fields of :class:`MapReduceOptions` as keywords, the old spelling:
+        accepted for one release with a :class:`DeprecationWarning`.
 
     Returns
     -------
@@ -259,15 +207,16 @@ def run_mapreduce(
     ------
     ValueError
         For bad `K`, `r` (``r < 1`` or ``r > K``), an empty `files`, a placement
-        that does not fit, an unknown `delivery` or `output`, a client with
-        fewer than `K` workers, or ``emulated_bandwidth <= 0``.
+        that does not fit, bad options (:class:`MapReduceOptions`), or a client
+        with fewer than `K` workers.
     TypeError
         If a function argument is not callable, `placement` is not a
-        :class:`Placement`, or `client` is not a ``distributed.Client``.
+        :class:`Placement`, `options` is not a :class:`MapReduceOptions`, a
+        keyword is unknown, or `client` is not a ``distributed.Client``.
     MapReduceTaskError
         If `map_fn`, `partition` or `reduce_fn` raises on a worker (chained),
-        `partition` returns a node outside ``range(K)``, a stage exceeds
-        `timeout`, or a node is lost after the map stage.
+        `partition` returns a node outside ``range(K)``, a stage exceeds the
+        options' `timeout`, or a node is lost after the map stage.
     NotEnoughMappersError
         As soon as some file has lost every node that stores it (more lost
         mappers than ``placement.tolerance``).
@@ -309,10 +258,10 @@ def run_mapreduce(
     ):
         if not callable(fn):
             raise TypeError(f"`{name}` must be callable, got {type(fn).__name__}.")
-    options = _options(**locals())
+    options = mapreduce_options(options, deprecated, "run_mapreduce")
     placement = _resolve_placement(files, K, r, placement, split)
     if coded is None:
-        coded = _choose_coded(placement, options["delivery"])
+        coded = _choose_coded(placement, options.delivery)
     plan = verify_plan(plan_shuffle(placement, coded=bool(coded)))
     from mapreduce._runtime import execute_mapreduce
 
@@ -324,6 +273,7 @@ def run_mapreduce(
         reduce_fn,
         plan=plan,
         partition=partition,
+        combine_fn=reduce_fn if combine else None,
         client=client,
         options=options,
     )
@@ -471,14 +421,8 @@ def run_coded_maps(
             raise ValueError(
                 f"`{name}` must satisfy 1 <= {name} <= K, got {name}={value}, K={K}."
             )
-    if delivery not in DELIVERIES:
-        raise ValueError(f"`delivery` must be one of {DELIVERIES}, got {delivery!r}.")
+    options = MapReduceOptions(delivery=delivery, timeout=timeout, progress=progress)
     arrays = _check_linear_files(files)
-    options = {
-        "timeout": check_real(timeout, "timeout", min_value=0.0, strict_min=True),
-        "delivery": delivery,
-        "progress": bool(progress),
-    }
     from mapreduce._runtime_linear import execute_coded_maps
 
     return execute_coded_maps(

@@ -35,6 +35,7 @@ from mapreduce._coding import EncodedPacket, build_packet, decode_received
 from mapreduce._emulator import Link
 from mapreduce._errors import MapReduceTaskError
 from mapreduce._network import FRAME_HEADER_BYTES, frames_of, plan_traffic
+from mapreduce._options import MapReduceOptions
 from mapreduce._placement import Placement
 from mapreduce._plan import Packet, ShufflePlan
 from mapreduce._records import MapReduceRecord, MapReduceResult, plan_record_fields
@@ -379,7 +380,9 @@ def _raise_failure(future: Future, stage: str, where: str) -> None:
 class _Job:
     """One job on one client: pinned submission under a unique key prefix."""
 
-    def __init__(self, dask: Client, placement: Placement, options: dict) -> None:
+    def __init__(
+        self, dask: Client, placement: Placement, options: MapReduceOptions
+    ) -> None:
         K = placement.K
         addresses = sorted(dask.nthreads())
         if len(addresses) < K:
@@ -425,7 +428,7 @@ class _Job:
 
     def wait_stage(self, futures: dict[Any, Future], stage: str, where: Callable):
         """Wait for `futures` at most `timeout` s; fail fast on errors or lost nodes."""
-        deadline = time.perf_counter() + self.options["timeout"]
+        deadline = time.perf_counter() + self.options.timeout
         pending = list(futures.items())
         with self.progress(stage, len(pending)) as bar:
             while pending:
@@ -457,7 +460,7 @@ class _Job:
         if remaining <= 0:
             raise MapReduceTaskError(
                 f"{stage}: {len(futures)} of {total} tasks did not finish within "
-                f"timeout={self.options['timeout']} s."
+                f"timeout={self.options.timeout} s."
             )
         _wait_any(futures, min(_POLL_SECONDS, remaining))
 
@@ -465,7 +468,7 @@ class _Job:
         from tqdm.auto import tqdm
 
         return tqdm(
-            total=total, desc=stage, unit="task", disable=not self.options["progress"]
+            total=total, desc=stage, unit="task", disable=not self.options.progress
         )
 
     # -- inputs
@@ -507,7 +510,7 @@ class _Job:
         """With one copy of each file, map each partition where it was computed."""
         if plan.placement.tolerance > 0:
             return plan
-        wait(parts, timeout=self.options["timeout"])
+        wait(parts, timeout=self.options.timeout)
         node_of = {a: k for k, a in enumerate(self.addresses)}
         who_has = self.dask.who_has(parts)
         holders = [
@@ -540,7 +543,7 @@ class _Job:
         """
         incoming: dict[int, list] = defaultdict(list)
         self.frames = {}
-        delivery, rate = self.options["delivery"], self.options.get("bandwidth")
+        delivery, rate = self.options.delivery, self.options.emulated_bandwidth
         frames = frames_of(plan)
         first: dict[tuple[int, int], list[int]] = defaultdict(list)
         for i, frame in enumerate(frames):
@@ -633,7 +636,7 @@ class _Job:
         `extra` lists ``(source, target, bytes)`` moved outside the plan (values
         picked for a lost node's reducer).
         """
-        traffic = plan_traffic(plan, self.options["delivery"], lengths)
+        traffic = plan_traffic(plan, self.options.delivery, lengths)
         up, down = list(traffic.upload), list(traffic.download)
         for source, target, nbytes in extra:
             up[source] += nbytes
@@ -691,14 +694,20 @@ def _wait_any(futures: list[Future], seconds: float) -> None:
 class _MapReduceJob(_Job):
     """``run_mapreduce``'s job: a thin driver of :class:`JobState`."""
 
-    def submit_maps(self, inputs: dict, map_fn: Callable, partition: Callable) -> None:
+    def submit_maps(
+        self,
+        inputs: dict,
+        map_fn: Callable,
+        partition: Callable,
+        combine_fn: Callable | None,
+    ) -> None:
         position = {(f, k): self.placement.files_of(k).index(f) for f, k in inputs}
         for (f, k), file in sorted(inputs.items(), key=lambda i: position[i[0]]):
             self.maps[f, k] = self.submit(
                 _map_task,
                 map_fn,
                 partition,
-                self.options["combine_fn"],
+                combine_fn,
                 file,
                 self.placement.K,
                 f"{self.prefix}{k}",
@@ -769,7 +778,7 @@ class _MapReduceJob(_Job):
                 picks,
                 self.placement.N,
                 self.prefix,
-                self.options["bandwidth"],
+                self.options.emulated_bandwidth,
                 key=f"reduce-{k}",
                 node=host,
             )
@@ -842,8 +851,9 @@ def execute_mapreduce(
     *,
     plan: ShufflePlan,
     partition: Callable,
+    combine_fn: Callable | None,
     client: Client | None,
-    options: dict[str, Any],
+    options: MapReduceOptions,
 ) -> MapReduceResult:
     """Run `plan` (already verified) on Dask and return the output and record.
 
@@ -855,15 +865,17 @@ def execute_mapreduce(
         node that stores it).
     map_fn, reduce_fn, partition : callable
         As in :func:`mapreduce.run_mapreduce`.
+    combine_fn : callable or None
+        Applied map-side to each file's values of a key (`reduce_fn` when the
+        job combines), or None.
     plan : ShufflePlan
         A verified plan of the whole placement (replanned on the maps that
         finished when stragglers were cut or nodes lost).
     client : distributed.Client or None
         Client with at least ``K`` workers (the first ``K`` by address are
         used), or None for an embedded cluster.
-    options : dict
-        ``timeout``, ``slack``, ``delivery``, ``combine_fn``, ``progress`` and
-        ``output`` as validated by :func:`mapreduce.run_mapreduce`.
+    options : MapReduceOptions
+        How the job runs (validated).
 
     Returns
     -------
@@ -879,7 +891,10 @@ def execute_mapreduce(
             plan = job.follow_partitions(files, plan)
         inputs = job.scatter_files(files)
         state = JobState(
-            plan, slack=options["slack"], timeout=options["timeout"], start=start
+            plan,
+            slack=options.straggler_slack,
+            timeout=options.timeout,
+            start=start,
         )
         actions = (
             state.handle(NodesLost(nodes=frozenset(job.lost), now=start))
@@ -887,7 +902,7 @@ def execute_mapreduce(
             else []
         )
         if not any(isinstance(a, Fail) for a in actions):
-            job.submit_maps(inputs, map_fn, partition)
+            job.submit_maps(inputs, map_fn, partition, combine_fn)
             actions += state.begin()
         outputs = job.drive(state, actions, reduce_fn)
         end = time.perf_counter()
@@ -898,8 +913,8 @@ def execute_mapreduce(
     record = MapReduceRecord(
         **plan_record_fields(job.plan),
         **measured,
-        delivery=options["delivery"],
-        emulated_bandwidth=options["bandwidth"],
+        delivery=options.delivery,
+        emulated_bandwidth=options.emulated_bandwidth,
         tolerance=plan.placement.tolerance,
         stragglers=state.stragglers,
         lost_nodes=tuple(sorted(job.lost)),
@@ -908,9 +923,7 @@ def execute_mapreduce(
         shuffle_seconds=shuffle_end - map_end,
         reduce_seconds=end - shuffle_end,
     )
-    output = to_output(
-        [pickle.loads(items) for items, *_ in outputs], options["output"]
-    )
+    output = to_output([pickle.loads(items) for items, *_ in outputs], options.output)
     return MapReduceResult(output=output, record=record)
 
 

@@ -23,6 +23,7 @@ from distributed import Client, Future, KilledWorker
 from coded.runtime import client_for_call
 from coded.runtime.interface import cancel_signal, wake_waits
 from mapreduce._errors import NotEnoughMappersError
+from mapreduce._options import MapReduceOptions
 from mapreduce._placement import Placement
 from mapreduce._plan import ShufflePlan
 from mapreduce._records import MapReduceRecord, MapReduceResult, plan_record_fields
@@ -108,7 +109,9 @@ def _decode_reduce(
 class _LinearJob(_Job):
     """A job whose map outputs are one task per node (all its coded files)."""
 
-    def __init__(self, dask: Client, placement: Placement, options: dict) -> None:
+    def __init__(
+        self, dask: Client, placement: Placement, options: MapReduceOptions
+    ) -> None:
         super().__init__(dask, placement, options)
         self.outputs: dict[int, Future] = {}
         self.values: dict[int, Future] = {}
@@ -131,7 +134,7 @@ class _LinearJob(_Job):
                     node=k,
                 )
         self._check_quorum(q)
-        deadline = time.perf_counter() + self.options["timeout"]
+        deadline = time.perf_counter() + self.options.timeout
         pending, finished = dict(self.outputs), []
         with self.progress("map", q) as bar:
             while len(finished) < q:
@@ -234,7 +237,7 @@ def execute_coded_maps(
     r: int,
     q: int,
     client: Client | None,
-    options: dict[str, Any],
+    options: MapReduceOptions,
 ) -> MapReduceResult:
     """Run the unified scheme on Dask and return the outputs and the record.
 
@@ -248,8 +251,8 @@ def execute_coded_maps(
         Nodes, copies of each coded file, nodes waited for.
     client : distributed.Client or None
         Client with at least ``K`` workers, or None for an embedded cluster.
-    options : dict
-        ``timeout``, ``delivery`` and ``progress``.
+    options : MapReduceOptions
+        ``timeout``, ``delivery`` and ``progress`` (the others do not apply).
 
     Returns
     -------
@@ -257,7 +260,6 @@ def execute_coded_maps(
         ``output`` maps reduce function ``j`` to ``reduce_fn(j, values)``.
     """
     coded, N, generator, coded_files = encode_files(files, K, r, q)
-    options = {"slack": 0.0, "combine_fn": None, "output": "dict", **options}
     with client_for_call(client, None, K) as dask:
         job = _LinearJob(dask, coded, options)
         start = time.perf_counter()
@@ -282,7 +284,7 @@ def execute_coded_maps(
     record = MapReduceRecord(
         **fields,
         **measured,
-        delivery=options["delivery"],
+        delivery=options.delivery,
         tolerance=K - q,
         stragglers=tuple(sorted(job.stragglers)),
         lost_nodes=tuple(sorted(job.lost)),

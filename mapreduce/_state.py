@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from coded.events import Tick, TimedEvent
 from mapreduce._errors import MapReduceTaskError, NotEnoughMappersError
 from mapreduce._placement import Placement
 from mapreduce._plan import ShufflePlan, plan_shuffle, verify_plan
@@ -46,56 +47,44 @@ __all__ = [
 MIN_GRACE_SECONDS = 0.5  # task dispatch noise; short next to a real map stage
 
 
-# ---- events (``now``: seconds on the driver's monotonic clock) -------------
+# ---- events (coded.events: ``now`` on the driver's clock) ----------------
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MapDone:
+class MapDone(TimedEvent):
     """Node `node` finished mapping file `file`."""
 
     file: int
     node: int
-    now: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MapLost:
+class MapLost(TimedEvent):
     """The map of `file` at `node` died with its worker."""
 
     file: int
     node: int
-    now: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class NodesLost:
+class NodesLost(TimedEvent):
     """The workers of `nodes` left the cluster."""
 
     nodes: frozenset[int]
-    now: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReduceDone:
+class ReduceDone(TimedEvent):
     """Reducer `reducer` returned its output."""
 
     reducer: int
-    now: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class TaskFailed:
+class TaskFailed(TimedEvent):
     """A task raised `error`; `stage` and `where` name it in the message."""
 
     stage: str
     where: str
     error: BaseException
-    now: float
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Tick:
-    """Time passed (timeouts and the straggler cut are decided on it)."""
-
-    now: float
 
 
 Event = MapDone | MapLost | NodesLost | ReduceDone | TaskFailed | Tick
@@ -163,7 +152,7 @@ class JobState:
     plan : ShufflePlan
         The verified plan of the whole placement.
     slack : float
-        ``straggler_slack`` of :func:`mapreduce.run_mapreduce` (``inf``: wait
+        ``straggler_slack`` of :class:`mapreduce.MapReduceOptions` (``inf``: wait
         for every map).
     timeout : float
         Seconds the map stage, and then shuffle and reduce together, may take.

@@ -9,6 +9,7 @@ there (``mapreduce._teravalidate``). The Dask calls are
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 import uuid
@@ -18,10 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mapreduce._emulator import check_bandwidth
 from mapreduce._examples import _map_partitions, _own_reducer
 from mapreduce._job import run_mapreduce
-from mapreduce._network import DELIVERIES
+from mapreduce._options import MapReduceOptions
 from mapreduce._placement import Placement, place_li
 from mapreduce._records import MapReduceRecord, MapReduceResult
 from mapreduce._teravalidate import (
@@ -82,7 +82,7 @@ def terasort(
     partitions: int | None = None,
     coded: bool | None = None,
     seed: int = 0,
-    **options: Any,
+    options: MapReduceOptions | None = None,
 ) -> TeraSortRun:
     """Generate, sort and validate TeraSort records on Dask workers.
 
@@ -105,9 +105,10 @@ def terasort(
     seed : int
         Seed, ``>= 0``: input partition ``i`` is
         ``teragen_partition(seed, i, n_i)`` (sizes differing by at most one).
-    **options
-        Passed on to :func:`run_mapreduce` (``delivery``, ``straggler_slack``,
-        ``timeout``, ``progress``, ``emulated_bandwidth``).
+    options : MapReduceOptions, optional
+        How the sort runs (``delivery``, ``straggler_slack``, ``timeout``,
+        ``progress``, ``emulated_bandwidth``), passed on to
+        :func:`run_mapreduce`; its ``output`` is ignored.
 
     Returns
     -------
@@ -117,11 +118,11 @@ def terasort(
     Raises
     ------
     ValueError
-        For bad `n_records`, `K`, `r`, `partitions` or `seed`, a client with
-        fewer than `K` workers, or options :func:`run_mapreduce` rejects
-        (``delivery`` and ``emulated_bandwidth`` are checked before any work).
+        For bad `n_records`, `K`, `r`, `partitions` or `seed`, or a client with
+        fewer than `K` workers (checked before any work).
     TypeError
-        For an unknown option or a `client` that is not a ``distributed.Client``.
+        If `options` is not a :class:`MapReduceOptions` or `client` is not a
+        ``distributed.Client``.
     ValidationError
         If the output fails a check of TeraValidate (a partition not sorted, two
         partitions out of order, or a record count or checksum different from
@@ -151,7 +152,8 @@ def terasort(
     n_records = check_int(n_records, "n_records", min_value=0)
     seed = check_int(seed, "seed", min_value=0)
     placement = _placement(K, r, partitions)
-    addresses = _workers(client, placement.K, options)
+    addresses = _workers(client, placement.K)
+    options = _dict_options(options)
     from mapreduce._runtime_terasort import generate_inputs, keep_sorted, summarize
 
     base, extra = divmod(n_records, placement.N)
@@ -211,7 +213,7 @@ def _sort_and_keep(
     coded: bool | None,
     client: Client,
     empty: Any,
-    options: dict[str, Any],
+    options: MapReduceOptions,
 ) -> tuple[list[Future], MapReduceRecord]:
     """Run the sort; return futures of the K sorted partitions and the record.
 
@@ -231,7 +233,7 @@ def _sort_and_keep(
             coded=coded,
             partition=_own_reducer,
             client=client,
-            **options,
+            options=options,
         )
     except BaseException:
         drop_kept(client, token)
@@ -248,7 +250,7 @@ def sort_frame(
     K: int,
     r: int = 1,
     coded: bool | None = None,
-    **options: Any,
+    options: MapReduceOptions | None = None,
 ) -> MapReduceResult:
     """Sort a dask.dataframe by a column with a (coded) TeraSort, validated.
 
@@ -269,9 +271,10 @@ def sort_frame(
         :func:`run_mapreduce` does).
     coded : bool, optional
         Coded or uncoded shuffle; default as in :func:`run_mapreduce`.
-    **options
-        Passed on to :func:`run_mapreduce` (``delivery``, ``straggler_slack``,
-        ``timeout``, ``progress``, ``emulated_bandwidth``).
+    options : MapReduceOptions, optional
+        How the sort runs (``delivery``, ``straggler_slack``, ``timeout``,
+        ``progress``, ``emulated_bandwidth``), passed on to
+        :func:`run_mapreduce`; its ``output`` is ignored.
 
     Returns
     -------
@@ -282,10 +285,11 @@ def sort_frame(
     Raises
     ------
     ValueError
-        If `by` is not a column of `frame`, for bad `K` or `r`, a client with
-        fewer than `K` workers, or options :func:`run_mapreduce` rejects.
+        If `by` is not a column of `frame`, for bad `K` or `r`, or a client
+        with fewer than `K` workers.
     TypeError
-        For an unknown option or a `client` that is not a ``distributed.Client``.
+        If `options` is not a :class:`MapReduceOptions` or `client` is not a
+        ``distributed.Client``.
     ValidationError
         If the output fails a check of :func:`validate_sorted` (rows hashed by
         :func:`summarize_frame`).
@@ -315,7 +319,8 @@ def sort_frame(
     by = check_sort_column(frame.columns, by)
     batches = _placement(K, r, None).N
     placement = _placement(K, r, batches * max(1, round(frame.npartitions / batches)))
-    _workers(client, placement.K, options)
+    _workers(client, placement.K)
+    options = _dict_options(options)
     from mapreduce._runtime_terasort import (
         frame_output,
         frame_splitters,
@@ -341,20 +346,19 @@ def sort_frame(
     return MapReduceResult(output=frame_output(partitions, meta), record=record)
 
 
-_OPTIONS = ("delivery", "emulated_bandwidth", "progress", "straggler_slack", "timeout")
-
-
-def _workers(client: Any, K: int, options: dict[str, Any]) -> list[str]:
-    """Check the options before any work; return the first K workers' addresses."""
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise TypeError(f"unknown options {unknown}; known: {list(_OPTIONS)}.")
-    if options.get("delivery", "unicast") not in DELIVERIES:
-        raise ValueError(
-            f"`delivery` must be one of {DELIVERIES}, got {options['delivery']!r}."
+def _dict_options(options: object) -> MapReduceOptions:
+    """`options` (default: the defaults), with a dict output (summaries only)."""
+    if options is None:
+        options = MapReduceOptions()
+    if not isinstance(options, MapReduceOptions):
+        raise TypeError(
+            f"`options` must be a MapReduceOptions, got {type(options).__name__}."
         )
-    if options.get("emulated_bandwidth") is not None:
-        check_bandwidth(options["emulated_bandwidth"])
+    return dataclasses.replace(options, output="dict")
+
+
+def _workers(client: Any, K: int) -> list[str]:
+    """Return the first K workers' addresses; raise for a bad client."""
     if not callable(getattr(client, "nthreads", None)):
         raise TypeError(
             f"`client` must be a distributed.Client, got {type(client).__name__}."

@@ -10,12 +10,18 @@ values `ValueError`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "all_finite",
@@ -26,6 +32,8 @@ __all__ = [
     "check_real",
     "check_real_vector",
     "is_prime",
+    "replace_options",
+    "warn_renamed",
 ]
 
 
@@ -352,3 +360,92 @@ def _is_sparse(values: object) -> bool:
     """Whether `values` is a scipy.sparse matrix or array (scipy not imported)."""
     sparse = sys.modules.get("scipy.sparse")
     return sparse is not None and bool(sparse.issparse(values))
+
+
+Options = TypeVar("Options", bound="DataclassInstance")
+
+
+def replace_options(
+    options: Options | None, kind: type[Options], fields: dict[str, Any], caller: str
+) -> Options:
+    """Return `options` (default: ``kind()``) with the keyword `fields` replaced.
+
+    Parameters
+    ----------
+    options : dataclass instance or None
+        The caller's `options` argument, an instance of `kind`.
+    kind : type
+        A dataclass of options whose fields all have defaults (validated in its
+        ``__post_init__``, which runs again on the replaced copy).
+    fields : dict
+        The caller's ``**keywords``: fields of `kind` to replace.
+    caller : str
+        The public function's name, for the messages.
+
+    Returns
+    -------
+    object
+        `options`, or a copy of it (of the defaults) with `fields` replaced.
+
+    Raises
+    ------
+    TypeError
+        `options` is not a `kind` or None, or a keyword is not a field of `kind`.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Options:
+    ...     timeout: float = 1.0
+    >>> replace_options(None, Options, {"timeout": 2.0}, caller="f")
+    Options(timeout=2.0)
+    """
+    label = f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+    if options is not None and not isinstance(options, kind):
+        raise TypeError(
+            f"`options` must be a {label} or None, got {type(options).__name__}."
+        )
+    names = [field.name for field in dataclasses.fields(kind)]
+    unknown = sorted(set(fields) - set(names))
+    if unknown:
+        raise TypeError(
+            f"{caller}() got unexpected keyword arguments {unknown}; the execution "
+            f"options are {names}."
+        )
+    base = kind() if options is None else options
+    return dataclasses.replace(base, **fields) if fields else base
+
+
+def warn_renamed(old: str, new: str, caller: str, *, stacklevel: int = 3) -> None:
+    """Warn that `caller`'s spelling `old` is deprecated in favour of `new`.
+
+    Old spellings of public arguments are accepted for one release with this
+    :class:`DeprecationWarning`.
+
+    Parameters
+    ----------
+    old, new : str
+        The deprecated spelling and the one that replaced it, as the message
+        shows them.
+    caller : str
+        The public function's name.
+    stacklevel : int
+        As in :func:`warnings.warn`: 3 points at the caller of the function
+        that calls this one.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_renamed("`w0`", "`x0`", "f")
+    >>> str(caught[0].message)
+    'f(): `w0` is deprecated and will be removed in the next release; use `x0`.'
+    """
+    warnings.warn(
+        f"{caller}(): {old} is deprecated and will be removed in the next release; "
+        f"use {new}.",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )

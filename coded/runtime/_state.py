@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from coded.codes import Code, Decoder, Piece
 from coded.errors import DecodingError, InconsistentResultsError, NotEnoughResultsError
+from coded.events import Tick, TimedEvent
 from theory.validation import check_real
 
 __all__ = [
@@ -102,17 +103,16 @@ class BatchTask:
         return (self.worker, self.batch)
 
 
-# ---- events (``now``: seconds on the driver's monotonic clock) -------------
+# ---- events (coded.events: ``now`` on the driver's clock) ----------------
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Started:
+class Started(TimedEvent):
     """The chains are about to be submitted; `lost` never got their operands."""
 
-    now: float
     lost: Mapping[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TaskFinished:
+class TaskFinished(TimedEvent):
     """Copy `copy` of `task` returned; `piece` None: its value stays on its worker.
 
     `held`: the value stays on its worker and `piece` carries only what its
@@ -121,13 +121,12 @@ class TaskFinished:
 
     task: TaskKey
     copy: int
-    now: float
     piece: Piece | None = None
     held: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TaskFailed:
+class TaskFailed(TimedEvent):
     """Copy `copy` of `task` raised or was cancelled (`why`, for the error).
 
     `collateral`: it was cancelled with its graph while its own worker's
@@ -136,31 +135,20 @@ class TaskFailed:
 
     task: TaskKey
     copy: int
-    now: float
     why: str
     collateral: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WorkersLost:
+class WorkersLost(TimedEvent):
     """The Dask workers at `addresses` left the cluster."""
 
     addresses: frozenset[str]
-    now: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Tick:
-    """Time passed (timeouts and backups are decided on it)."""
-
-    now: float
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Cancelled:
+class Cancelled(TimedEvent):
     """The run ends without a decision (an error outside the state)."""
-
-    now: float
 
 
 Event = Started | TaskFinished | TaskFailed | WorkersLost | Tick | Cancelled

@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mapreduce import count_words, place_li, plan_shuffle, run_mapreduce, sum_counts
+from mapreduce import (
+    MapReduceOptions,
+    count_words,
+    place_li,
+    plan_shuffle,
+    run_mapreduce,
+    sum_counts,
+)
 from mapreduce._emulator import Link
 from mapreduce._plan import Packet, Segment
 from mapreduce._runtime import _arrive, _frame_task, _pop_seconds
@@ -46,7 +53,7 @@ def test_bad_bandwidth_is_named(bad):
     with pytest.raises(ValueError, match="`rate`"):
         Link(rate=bad)
     with pytest.raises(ValueError, match="`emulated_bandwidth`"):
-        run_mapreduce(["a"], count_words, sum_counts, K=1, emulated_bandwidth=bad)
+        MapReduceOptions(emulated_bandwidth=bad)
 
 
 def _value_frames(count: int, nbytes: int) -> list:
@@ -100,10 +107,10 @@ def test_an_emulated_run_takes_its_bytes_over_the_rate(client, r, coded, deliver
         K=3,
         r=r,
         coded=coded,
-        delivery=delivery,
         client=client,
-        emulated_bandwidth=rate,
-        straggler_slack=float("inf"),
+        options=MapReduceOptions(
+            delivery=delivery, emulated_bandwidth=rate, straggler_slack=float("inf")
+        ),
     )
     elapsed = time.perf_counter() - started
     record = result.record

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from mapreduce import (
     FRAME_HEADER_BYTES,
+    MapReduceOptions,
     MapReduceTaskError,
     NotEnoughMappersError,
     count_words,
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.runtime
 TEXTS = [" ".join(f"w{(7 * f + 3 * i) % 23}" for i in range(40 + f)) for f in range(12)]
 
 
-WAIT_ALL = {"straggler_slack": math.inf}  # exact loads need every map
+WAIT_ALL = {"options": MapReduceOptions(straggler_slack=math.inf)}  # every map
 
 
 @pytest.mark.parametrize("r", [1, 2, 3])
@@ -141,7 +142,13 @@ def test_stage_past_the_timeout_raises_instead_of_hanging(client):
     started = time.perf_counter()
     with pytest.raises(MapReduceTaskError, match=r"map: \d+ of \d+ tasks did not"):
         run_mapreduce(
-            ["a b", "c"], _slow_words, sum_counts, K=2, r=1, client=client, timeout=0.2
+            ["a b", "c"],
+            _slow_words,
+            sum_counts,
+            K=2,
+            r=1,
+            client=client,
+            options=MapReduceOptions(timeout=0.2),
         )
     # Well before the 5 s maps end, with room for a busy machine.
     assert time.perf_counter() - started < 4.0
@@ -185,19 +192,14 @@ def test_stage_past_the_timeout_raises_instead_of_hanging(client):
             "`client` must be a distributed.Client",
         ),
         (
-            {"K": 3, "delivery": "broadcast"},
-            ValueError,
-            "`delivery` must be one of ('unicast', 'forward'), got 'broadcast'.",
+            {"K": 3, "options": {"timeout": 1.0}},
+            TypeError,
+            "`options` must be a mapreduce.MapReduceOptions or None, got dict.",
         ),
         (
-            {"K": 3, "output": "list"},
-            ValueError,
-            "`output` must be one of ('dict', 'bag', 'dataframe'), got 'list'.",
-        ),
-        (
-            {"K": 3, "straggler_slack": -1},
-            ValueError,
-            "`straggler_slack` must be >= 0",
+            {"K": 3, "timeout_s": 1.0},
+            TypeError,
+            "run_mapreduce() got unexpected keyword arguments ['timeout_s']",
         ),
     ],
 )
@@ -215,6 +217,35 @@ def test_input_validation(kwargs, error, message):
     )
     with pytest.raises(error, match=re.escape(message)):
         run_mapreduce(files, map_fn, reduce_fn, **args)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"delivery": "broadcast"},
+            "`delivery` must be one of ('unicast', 'forward'), got 'broadcast'.",
+        ),
+        (
+            {"output": "list"},
+            "`output` must be one of ('dict', 'bag', 'dataframe'), got 'list'.",
+        ),
+        ({"straggler_slack": -1}, "`straggler_slack` must be >= 0"),
+        ({"timeout": 0}, "`timeout` must be > 0"),
+        ({"emulated_bandwidth": 0}, "`emulated_bandwidth` must be > 0"),
+    ],
+)
+def test_bad_options_are_named(fields, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        MapReduceOptions(**fields)
+
+
+def test_old_option_keywords_still_work_with_a_warning(client):
+    with pytest.warns(DeprecationWarning, match=r"use `options=MapReduceOptions\("):
+        result = run_mapreduce(
+            TEXTS[:3], count_words, sum_counts, K=3, r=2, client=client, timeout=60.0
+        )
+    assert result.output == collections.Counter(" ".join(TEXTS[:3]).split())
 
 
 def test_too_few_workers(client):
@@ -246,9 +277,8 @@ def test_wire_bytes_per_node_equal_the_plans_frames(client, delivery, coded):
         K=4,
         r=2,
         coded=coded,
-        delivery=delivery,
         client=client,
-        **WAIT_ALL,
+        options=MapReduceOptions(delivery=delivery, straggler_slack=math.inf),
     )
     record = result.record
     plan = plan_shuffle(place_li(4, 2, N=len(TEXTS)), coded=coded)
@@ -340,34 +370,69 @@ def _die_at(address, text):
     return count_words(text)
 
 
-def test_a_lost_mapper_within_tolerance_gives_the_full_output(fresh_client):
-    lost = sorted(fresh_client.nthreads())[2]
+def _close_self(dask_worker):
+    dask_worker.loop.add_callback(dask_worker.close, executor_wait=False, nanny=False)
+
+
+def _scatter_killing(client, address):
+    """Client.scatter, but the worker at `address` dies as its files are sent."""
+    original = client.scatter
+
+    def scatter(data, workers=None, **kwargs):
+        if workers == [address]:
+            client.run(_close_self, workers=[address])
+            deadline = time.perf_counter() + 10
+            while address in client.nthreads() and time.perf_counter() < deadline:
+                time.sleep(0.05)
+        return original(data, workers=workers, **kwargs)
+
+    return scatter
+
+
+def _dying_map(client, monkeypatch, when):
+    """A job's map function; node 2's worker dies `when` (mid-"map", or "scatter")."""
+    address = sorted(client.nthreads())[2]
+    if when == "map":
+        return functools.partial(_die_at, address)
+    monkeypatch.setattr(client, "scatter", _scatter_killing(client, address))
+    return count_words
+
+
+DYING = pytest.mark.parametrize("when", ["map", "scatter"])
+
+
+@DYING
+def test_a_lost_mapper_within_tolerance_gives_the_full_output(
+    fresh_client, monkeypatch, when
+):
     result = run_mapreduce(
         TEXTS,
-        functools.partial(_die_at, lost),
+        _dying_map(fresh_client, monkeypatch, when),
         sum_counts,
         K=4,
         r=2,
         coded=True,
         client=fresh_client,
-        timeout=30,
+        options=MapReduceOptions(timeout=30),
     )
     assert result.output == collections.Counter(" ".join(TEXTS).split())
     assert result.record.lost_nodes == (2,)
 
 
-def test_a_lost_mapper_beyond_tolerance_raises_before_the_timeout(fresh_client):
-    lost = sorted(fresh_client.nthreads())[2]
+@DYING
+def test_a_lost_mapper_beyond_tolerance_raises_before_the_timeout(
+    fresh_client, monkeypatch, when
+):
     started = time.perf_counter()
     with pytest.raises(NotEnoughMappersError, match=r"nodes \[2\] were lost; file"):
         run_mapreduce(
             TEXTS[:4],
-            functools.partial(_die_at, lost),
+            _dying_map(fresh_client, monkeypatch, when),
             sum_counts,
             K=4,
             r=1,
             client=fresh_client,
-            timeout=60,
+            options=MapReduceOptions(timeout=60),
         )
     assert time.perf_counter() - started < 30
 
@@ -424,7 +489,13 @@ def test_dask_bag_in_and_out(client):
     db = pytest.importorskip("dask.bag")
     bag = db.from_sequence(TEXTS, npartitions=5)
     result = run_mapreduce(
-        bag, _count_partition, sum_counts, K=4, r=2, output="bag", client=client
+        bag,
+        _count_partition,
+        sum_counts,
+        K=4,
+        r=2,
+        client=client,
+        options=MapReduceOptions(output="bag"),
     )
     assert result.record.N == 6  # 5 partitions -> one per pair of nodes
     assert dict(result.output.compute()) == collections.Counter(" ".join(TEXTS).split())
@@ -449,8 +520,8 @@ def test_dask_dataframe_in_and_out(client):
         sum_counts,
         K=3,
         r=2,
-        output="dataframe",
         client=client,
+        options=MapReduceOptions(output="dataframe"),
     )
     out = result.output.compute()
     assert list(out.columns) == ["key", "value"]
@@ -460,7 +531,14 @@ def test_dask_dataframe_in_and_out(client):
 
 
 def test_progress_bars_go_to_stderr(client, capsys):
-    run_mapreduce(TEXTS[:3], count_words, sum_counts, K=3, progress=True, client=client)
+    run_mapreduce(
+        TEXTS[:3],
+        count_words,
+        sum_counts,
+        K=3,
+        client=client,
+        options=MapReduceOptions(progress=True),
+    )
     err = capsys.readouterr().err
     assert "map" in err
     assert "reduce_fn" in err
@@ -546,10 +624,9 @@ def test_output_equals_a_single_process_run(
         K=placement.K,
         placement=placement,
         coded=coded,
-        delivery=delivery,
         combine=combine,
         client=client,
-        emulated_bandwidth=bandwidth,
+        options=MapReduceOptions(delivery=delivery, emulated_bandwidth=bandwidth),
     )
     assert result.output == _plain_mapreduce(files, _pairs, reduce_fn)
     assert result.record.emulated_bandwidth == bandwidth
@@ -595,59 +672,6 @@ def test_output_with_a_slow_mapper_within_tolerance(client, job, coded):
     assert placement.tolerance >= 1
     assert result.output == _plain_mapreduce(files, _pairs, _joined)
     assert set(result.record.stragglers) <= {slow}
-
-
-# -- a worker that dies while the input is scattered ------------------------------
-
-
-def _close_self(dask_worker):
-    dask_worker.loop.add_callback(dask_worker.close, executor_wait=False, nanny=False)
-
-
-def _scatter_killing(client, address):
-    """Client.scatter, but the worker at `address` dies as its files are sent."""
-    original = client.scatter
-
-    def scatter(data, workers=None, **kwargs):
-        if workers == [address]:
-            client.run(_close_self, workers=[address])
-            deadline = time.perf_counter() + 10
-            while address in client.nthreads() and time.perf_counter() < deadline:
-                time.sleep(0.05)
-        return original(data, workers=workers, **kwargs)
-
-    return scatter
-
-
-def test_a_worker_dying_during_scatter_is_a_lost_mapper(fresh_client, monkeypatch):
-    address = sorted(fresh_client.nthreads())[2]
-    monkeypatch.setattr(
-        fresh_client, "scatter", _scatter_killing(fresh_client, address)
-    )
-    result = run_mapreduce(
-        TEXTS, count_words, sum_counts, K=4, r=2, client=fresh_client, timeout=30
-    )
-    assert result.output == collections.Counter(" ".join(TEXTS).split())
-    assert result.record.lost_nodes == (2,)
-
-
-def test_a_worker_dying_during_scatter_beyond_tolerance_is_named(
-    fresh_client, monkeypatch
-):
-    address = sorted(fresh_client.nthreads())[2]
-    monkeypatch.setattr(
-        fresh_client, "scatter", _scatter_killing(fresh_client, address)
-    )
-    with pytest.raises(NotEnoughMappersError, match=r"nodes \[2\] were lost; file"):
-        run_mapreduce(
-            TEXTS[:4],
-            count_words,
-            sum_counts,
-            K=4,
-            r=1,
-            client=fresh_client,
-            timeout=30,
-        )
 
 
 # -- the task graph ------------------------------------------------------------

@@ -4,10 +4,16 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mapreduce import generate_records, range_partition, run_terasort, terasort_map
+from mapreduce import (
+    MapReduceOptions,
+    generate_records,
+    range_partition,
+    run_terasort,
+    terasort_map,
+)
 from mapreduce._examples import RECORD_BYTES, partition_records, sort_records
 
-WAIT_ALL = {"straggler_slack": float("inf")}
+WAIT_ALL = {"options": MapReduceOptions(straggler_slack=float("inf"))}
 
 # records over a tiny alphabet, so that keys, 8-byte prefixes and records repeat
 record_lists = st.lists(

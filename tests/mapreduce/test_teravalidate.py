@@ -2,19 +2,16 @@
 
 import re
 
-import dask.dataframe as dd
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mapreduce import (
+    MapReduceOptions,
     ValidationError,
     generate_records,
     run_terasort,
-    sort_frame,
-    summarize_frame,
     summarize_records,
     teragen_partition,
     terasort,
@@ -22,7 +19,7 @@ from mapreduce import (
 )
 from mapreduce._runtime_terasort import _kept, summarize
 
-WAIT_ALL = {"straggler_slack": float("inf")}
+WAIT_ALL = {"options": MapReduceOptions(straggler_slack=float("inf"))}
 
 
 def _sorted_rows(rows):
@@ -173,8 +170,6 @@ def test_run_terasort_names_records_of_the_wrong_length():
             {"partitions": 5, "r": 2},
             r"`partitions` must be a positive multiple of C\(K, r\) = 6",
         ),
-        ({"emulated_bandwidth": 0.0}, "`emulated_bandwidth`"),
-        ({"emulated_bandwidth": -25e6}, "`emulated_bandwidth`"),
     ],
 )
 def test_terasort_names_bad_input(client, kwargs, message):
@@ -183,75 +178,24 @@ def test_terasort_names_bad_input(client, kwargs, message):
         terasort(**arguments)
 
 
-def test_terasort_names_a_bad_client_or_option_before_any_work(client):
+def test_terasort_names_a_bad_client_or_options_before_any_work(client):
     with pytest.raises(ValueError, match="at least K=5 workers, got 4"):
         terasort(100, client=client, K=5)
-    with pytest.raises(ValueError, match="`delivery` must be one of"):
-        terasort(100, client=client, K=2, delivery="broadcast")
-    with pytest.raises(TypeError, match="unknown options \\['output'\\]"):
-        terasort(100, client=client, K=2, output="bag")
+    with pytest.raises(TypeError, match="`options` must be a MapReduceOptions"):
+        terasort(100, client=client, K=2, options={"delivery": "forward"})
     with pytest.raises(TypeError, match=r"`client` must be a distributed\.Client"):
         terasort(100, client=None, K=2)
 
 
-# -- a dask.dataframe sorted by a column ------------------------------------------
+@pytest.mark.parametrize("bandwidth", [0.0, -25e6])
+def test_an_emulated_bandwidth_of_at_most_0_is_named(bandwidth):
+    with pytest.raises(ValueError, match="`emulated_bandwidth`"):
+        MapReduceOptions(emulated_bandwidth=bandwidth)
 
 
-def _frame(n, seed=0):
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame(
-        {
-            "x": rng.integers(0, 50, n),  # ties: the sort is stable per reducer
-            "y": rng.random(n),
-            "s": rng.choice(list("abcd"), n),
-        }
-    )
-
-
-@pytest.mark.parametrize(("r", "coded"), [(1, False), (2, True), (3, True)])
-@pytest.mark.parametrize("by", ["x", "s"])
-def test_sort_frame_sorts_every_row_by_the_column(client, r, coded, by):
-    rows = _frame(700)
-    frame = dd.from_pandas(rows, npartitions=5)
-    result = sort_frame(frame, by, client=client, K=4, r=r, coded=coded, **WAIT_ALL)
-    assert result.output.npartitions == 4
-    got = result.output.compute()
-    assert got[by].is_monotonic_increasing
-    expected = rows.sort_values(by, kind="stable")
-    assert sorted(map(tuple, got.to_numpy().tolist())) == sorted(
-        map(tuple, expected.to_numpy().tolist())
-    )
-    assert got[by].tolist() == expected[by].tolist()
-    assert result.record.is_coded == coded
-    assert not _kept
-
-
-def test_sort_frame_of_one_distinct_value_puts_it_on_one_reducer(client):
-    rows = pd.DataFrame({"x": [3] * 20, "y": range(20)})
-    result = sort_frame(dd.from_pandas(rows, npartitions=2), "x", client=client, K=3)
-    parts = client.compute(result.output.to_delayed(), sync=True)
-    assert sorted(len(part) for part in parts) == [0, 0, 20]
-
-
-def test_summarize_frame_sees_a_swap_and_a_dropped_row():
-    rows = _frame(100).sort_values("x", kind="stable")
-    rows = rows.drop_duplicates("x")  # distinct keys: a swap breaks the order
-    inputs = [summarize_frame(rows, "x")]
-    swapped = rows.iloc[[1, 0, *range(2, len(rows))]]
-    with pytest.raises(ValidationError, match=r"^order: output partition 0 .* 0 "):
-        validate_sorted(inputs, [summarize_frame(swapped, "x")])
-    with pytest.raises(ValidationError, match=r"^record count: "):
-        validate_sorted(inputs, [summarize_frame(rows.iloc[1:], "x")])
-    changed = rows.copy()
-    changed.iloc[3, 1] += 1.0
-    with pytest.raises(ValidationError, match=r"^checksum: "):
-        validate_sorted(inputs, [summarize_frame(changed, "x")])
-
-
-@pytest.mark.parametrize("by", ["z", 0, None])
-def test_a_dataframe_without_the_sort_column_is_named(client, by):
-    frame = dd.from_pandas(_frame(10), npartitions=2)
-    with pytest.raises(ValueError, match=r"`by` must name a column of the dataframe"):
-        sort_frame(frame, by, client=client, K=2)
-    with pytest.raises(ValueError, match=r"`by` must name a column of the dataframe"):
-        summarize_frame(_frame(3), by)
+def test_an_emulated_terasort_is_labelled_and_valid(client):
+    options = MapReduceOptions(emulated_bandwidth=50e6, delivery="forward")
+    run = terasort(1000, client=client, K=3, r=2, coded=True, options=options)
+    assert run.record.emulated_bandwidth == 50e6
+    assert run.record.delivery == "forward"
+    assert sum(p.count for p in run.outputs) == 1000

@@ -28,7 +28,7 @@ from coded import (
     coded_matmul,
     place_operand,
 )
-from mapreduce import MapReduceTaskError, run_mapreduce
+from mapreduce import MapReduceOptions, MapReduceTaskError, run_mapreduce
 
 pytestmark = [pytest.mark.runtime, pytest.mark.chaos]
 
@@ -142,7 +142,13 @@ def test_a_worker_killed_during_coded_mapreduce_never_gives_partial_output(
     words = _words_dying_once(str(tmp_path / "died"))
     try:
         result = run_mapreduce(
-            files, words, _count, K=N, r=2, client=pclient, timeout=60
+            files,
+            words,
+            _count,
+            K=N,
+            r=2,
+            client=pclient,
+            options=MapReduceOptions(timeout=60),
         )
     except MapReduceTaskError:  # a named error is fine (NotEnoughMappersError, ...)
         result = None

@@ -1,0 +1,119 @@
+"""How a MapReduce job runs: the frozen, validated options of ``run_mapreduce``.
+
+Pure (no Dask): the job API builds one, the runtime reads its fields.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mapreduce._emulator import check_bandwidth
+from mapreduce._network import DELIVERIES
+from theory.validation import check_real, replace_options, warn_renamed
+
+__all__ = ["OUTPUTS", "MapReduceOptions", "mapreduce_options"]
+
+OUTPUTS: tuple[str, ...] = ("dict", "bag", "dataframe")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MapReduceOptions:
+    """How a MapReduce job runs: everything but the data, functions and placement.
+
+    Pass one as ``run_mapreduce(..., options=MapReduceOptions(...))``.
+
+    Parameters
+    ----------
+    delivery : {"unicast", "forward"}
+        Unicast: a packet goes from its sender to each receiver. Forward: the
+        sender uploads it once and each receiver passes it to the next.
+    output : {"dict", "bag", "dataframe"}
+        Return the output as a dict, a ``dask.bag`` of ``(key, value)`` pairs, or
+        a ``dask.dataframe`` with columns ``key`` and ``value``, one partition per
+        reducer.
+    timeout : float
+        Seconds each stage (map, shuffle, reduce) may take, ``> 0``; a stage
+        still running then raises :class:`MapReduceTaskError`.
+    straggler_slack : float
+        Once ``K - tolerance`` nodes have mapped all their files (they hold every
+        file, at time ``t_q``), a node still mapping is waited for only while
+        its pace predicts it done by ``(1 + straggler_slack) t_q`` (and at least
+        half a second after ``t_q``); then the unfinished maps are cancelled and
+        the shuffle is planned on the maps that finished (``>= 0``; ``inf``
+        waits for every map).
+    progress : bool
+        Show a progress bar per stage (tqdm).
+    emulated_bandwidth : float, optional
+        Emulate a network of this many bytes per second (``> 0``; 200 Mbit/s is
+        ``25e6``) on every node's uplink and downlink in the shuffle, a token
+        bucket per node and direction (docs/theory/network.md); the record says
+        so (``record.emulated_bandwidth``). Default: the cluster's own network.
+
+    Raises
+    ------
+    ValueError
+        For an unknown `delivery` or `output`, ``timeout <= 0``,
+        ``straggler_slack < 0`` or ``emulated_bandwidth <= 0``.
+
+    Examples
+    --------
+    >>> MapReduceOptions(timeout=30, straggler_slack=float("inf"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    MapReduceOptions(delivery='unicast', output='dict', timeout=30.0,
+                     straggler_slack=inf, progress=False, emulated_bandwidth=None)
+    """
+
+    delivery: Literal["unicast", "forward"] = "unicast"
+    output: Literal["dict", "bag", "dataframe"] = "dict"
+    timeout: float = 600.0
+    straggler_slack: float = 0.5
+    progress: bool = False
+    emulated_bandwidth: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.delivery not in DELIVERIES:
+            raise ValueError(
+                f"`delivery` must be one of {DELIVERIES}, got {self.delivery!r}."
+            )
+        if self.output not in OUTPUTS:
+            raise ValueError(f"`output` must be one of {OUTPUTS}, got {self.output!r}.")
+        fields = {
+            "timeout": check_real(
+                self.timeout, "timeout", min_value=0.0, strict_min=True
+            ),
+            "straggler_slack": _check_slack(self.straggler_slack),
+            "progress": bool(self.progress),
+            "emulated_bandwidth": None
+            if self.emulated_bandwidth is None
+            else check_bandwidth(self.emulated_bandwidth),
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+
+def _check_slack(slack: object) -> float:
+    if isinstance(slack, float) and slack == math.inf:
+        return math.inf
+    return check_real(slack, "straggler_slack", min_value=0.0)
+
+
+def mapreduce_options(
+    options: MapReduceOptions | None, fields: dict[str, Any], caller: str
+) -> MapReduceOptions:
+    """Return `options` (default: the defaults) updated with deprecated keywords.
+
+    The fields given as loose keywords (`fields`, the caller's old spellings)
+    still work for one release, with a :class:`DeprecationWarning`.
+    """
+    options = replace_options(options, MapReduceOptions, fields, caller)
+    if fields:
+        names = ", ".join(f"{name}=..." for name in sorted(fields))
+        warn_renamed(
+            f"passing `{names}` as keywords",
+            f"`options=MapReduceOptions({names})`",
+            caller,
+            stacklevel=4,
+        )
+    return options
