@@ -2,7 +2,9 @@
 
 import re
 
+import dask.dataframe as dd
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,6 +14,8 @@ from mapreduce import (
     ValidationError,
     generate_records,
     run_terasort,
+    sort_frame,
+    summarize_frame,
     summarize_records,
     teragen_partition,
     terasort,
@@ -199,3 +203,66 @@ def test_an_emulated_terasort_is_labelled_and_valid(client):
     assert run.record.emulated_bandwidth == 50e6
     assert run.record.delivery == "forward"
     assert sum(p.count for p in run.outputs) == 1000
+
+
+# -- a dask.dataframe sorted by a column ------------------------------------------
+
+
+def _frame(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "x": rng.integers(0, 50, n),  # ties: the sort is stable per reducer
+            "y": rng.random(n),
+            "s": rng.choice(list("abcd"), n),
+        }
+    )
+
+
+@pytest.mark.parametrize(("r", "coded"), [(1, False), (2, True), (3, True)])
+@pytest.mark.parametrize("by", ["x", "s"])
+def test_sort_frame_sorts_every_row_by_the_column(client, r, coded, by):
+    rows = _frame(700)
+    frame = dd.from_pandas(rows, npartitions=5)
+    result = sort_frame(frame, by, client=client, K=4, r=r, coded=coded, **WAIT_ALL)
+    assert result.output.npartitions == 4
+    got = result.output.compute()
+    assert got[by].is_monotonic_increasing
+    expected = rows.sort_values(by, kind="stable")
+    assert sorted(map(tuple, got.to_numpy().tolist())) == sorted(
+        map(tuple, expected.to_numpy().tolist())
+    )
+    assert got[by].tolist() == expected[by].tolist()
+    assert result.record.is_coded == coded
+    assert not _kept
+
+
+def test_sort_frame_of_one_distinct_value_puts_it_on_one_reducer(client):
+    rows = pd.DataFrame({"x": [3] * 20, "y": range(20)})
+    result = sort_frame(dd.from_pandas(rows, npartitions=2), "x", client=client, K=3)
+    parts = client.compute(result.output.to_delayed(), sync=True)
+    assert sorted(len(part) for part in parts) == [0, 0, 20]
+
+
+def test_summarize_frame_sees_a_swap_and_a_dropped_row():
+    rows = _frame(100).sort_values("x", kind="stable")
+    rows = rows.drop_duplicates("x")  # distinct keys: a swap breaks the order
+    inputs = [summarize_frame(rows, "x")]
+    swapped = rows.iloc[[1, 0, *range(2, len(rows))]]
+    with pytest.raises(ValidationError, match=r"^order: output partition 0 .* 0 "):
+        validate_sorted(inputs, [summarize_frame(swapped, "x")])
+    with pytest.raises(ValidationError, match=r"^record count: "):
+        validate_sorted(inputs, [summarize_frame(rows.iloc[1:], "x")])
+    changed = rows.copy()
+    changed.iloc[3, 1] += 1.0
+    with pytest.raises(ValidationError, match=r"^checksum: "):
+        validate_sorted(inputs, [summarize_frame(changed, "x")])
+
+
+@pytest.mark.parametrize("by", ["z", 0, None])
+def test_a_dataframe_without_the_sort_column_is_named(client, by):
+    frame = dd.from_pandas(_frame(10), npartitions=2)
+    with pytest.raises(ValueError, match=r"`by` must name a column of the dataframe"):
+        sort_frame(frame, by, client=client, K=2)
+    with pytest.raises(ValueError, match=r"`by` must name a column of the dataframe"):
+        summarize_frame(_frame(3), by)
