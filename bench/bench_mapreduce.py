@@ -21,9 +21,13 @@ one warm-up run); medians over repeats; the load average before and after; JSON
 to bench/results/<name>.json.
 
     python bench/bench_mapreduce.py [--quick] [--records N] [--repeats R] [--only "a;b"]
-        [--lines L] [--no-wordcount]
+        [--lines L] [--no-wordcount] [--teragen-records N] [--teragen-repeats R]
+        [--no-teragen]
 
-(``--only none`` runs the word count alone.)
+(``--only none`` runs the word count alone; ``--only none --no-wordcount`` the
+TeraSort generated on the workers alone, ``_teragen_bench.py``: 10^7 records by
+default, uncoded against ``dd.sort_values`` and coded r = 2, 3 on an emulated
+200 Mbit/s network.)
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 from _harness import write_results
+from _teragen_bench import terasort_section
 from distributed import Client, LocalCluster, get_worker, wait
 
 from mapreduce import (
@@ -572,6 +577,14 @@ def main() -> None:
         "--lines", type=int, default=None, help="word-count lines (default 10^6)"
     )
     parser.add_argument("--name", default="mapreduce", help="results file name")
+    parser.add_argument(
+        "--teragen-records",
+        type=int,
+        default=None,
+        help="records of the TeraSort generated on the workers (default 10^7)",
+    )
+    parser.add_argument("--teragen-repeats", type=int, default=None)
+    parser.add_argument("--no-teragen", action="store_true")
     args = parser.parse_args()
     n = args.records or (2_000 if args.quick else 100_000)
     repeats = args.repeats or (1 if args.quick else 3)
@@ -630,6 +643,14 @@ def main() -> None:
                 )
             if not args.no_wordcount:
                 words.append(wordcount_cases(client, lines, 4 * K))
+        teragen = None
+        if not args.no_teragen:
+            teragen = terasort_section(
+                client,
+                args.teragen_records or (20_000 if args.quick else 10_000_000),
+                K,
+                args.teragen_repeats or (1 if args.quick else 2),
+            )
     load_after = os.getloadavg()
     rows = [
         {
@@ -684,6 +705,7 @@ def main() -> None:
             "wordcount_lines": len(lines),
             "wordcount": word_rows,
             "wordcount_over_foldby": word_ratios,
+            "teragen": teragen,
             **summary,
         },
         quick=args.quick,

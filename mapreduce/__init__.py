@@ -2,12 +2,14 @@
 
 Placements (Li's r-subsets, the K = 3 heterogeneous optimum, Woolsey et al.'s
 hypercube, any user map), shuffle plans with their verifier, ``run_mapreduce``
-(how it runs: ``MapReduceOptions``) and two example jobs (word count and TeraSort).
-Placements, plans, the verifier and the job's state machine (``_state``) are
-pure; execution on Dask lives in ``mapreduce._runtime`` and
-``mapreduce._runtime_linear`` (coded map tasks), the package's only Dask modules,
-imported only when a job runs. Import order: ``_plan`` < ``_records`` <
-``_options`` < ``_state`` < ``_runtime`` < ``_job``.
+(how it runs: ``MapReduceOptions``) and two example jobs (word count and TeraSort),
+TeraSort generated, sorted and validated on the workers (``terasort``;
+``sort_frame`` for a dask.dataframe). Placements, plans, the verifier and the
+job's state machine (``_state``) are pure; execution on Dask lives in
+``mapreduce._runtime``, ``mapreduce._runtime_linear`` (coded map tasks) and
+``mapreduce._runtime_terasort`` (records made and kept on the workers), the
+package's only Dask modules, imported only when a job runs. Import order:
+``_plan`` < ``_records`` < ``_options`` < ``_state`` < ``_runtime`` < ``_job``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from mapreduce._errors import (
     MapReduceTaskError,
     NotEnoughMappersError,
     PlanVerificationError,
+    ValidationError,
 )
 from mapreduce._examples import (
     TeraSortResult,
@@ -51,6 +54,14 @@ from mapreduce._placement import (
 from mapreduce._plan import Packet, Segment, ShufflePlan, plan_shuffle, verify_plan
 from mapreduce._records import MapReduceRecord, MapReduceResult
 from mapreduce._straggling import plan_straggling, straggling_placement
+from mapreduce._terasort import TeraSortRun, sort_frame, terasort
+from mapreduce._teravalidate import (
+    RecordSummary,
+    summarize_frame,
+    summarize_records,
+    teragen_partition,
+    validate_sorted,
+)
 
 __all__ = [
     "DELIVERIES",
@@ -63,10 +74,13 @@ __all__ = [
     "Packet",
     "Placement",
     "PlanVerificationError",
+    "RecordSummary",
     "Segment",
     "ShufflePlan",
     "TeraSortResult",
+    "TeraSortRun",
     "Traffic",
+    "ValidationError",
     "concatenate_values",
     "count_words",
     "generate_records",
@@ -83,9 +97,15 @@ __all__ = [
     "run_coded_maps",
     "run_mapreduce",
     "run_terasort",
+    "sort_frame",
     "split_input",
     "straggling_placement",
     "sum_counts",
+    "summarize_frame",
+    "summarize_records",
+    "teragen_partition",
+    "terasort",
     "terasort_map",
+    "validate_sorted",
     "verify_plan",
 ]

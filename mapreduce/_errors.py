@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["MapReduceTaskError", "NotEnoughMappersError", "PlanVerificationError"]
+__all__ = [
+    "MapReduceTaskError",
+    "NotEnoughMappersError",
+    "PlanVerificationError",
+    "ValidationError",
+]
 
 
 class PlanVerificationError(ValueError):
@@ -25,4 +30,12 @@ class NotEnoughMappersError(MapReduceTaskError):
 
     Raised as soon as some file has lost every node that stores it (so no
     output can be complete), naming the file and the lost nodes.
+    """
+
+
+class ValidationError(ValueError):
+    """Sorted output that TeraValidate rejects.
+
+    The message starts with the check that failed (``order``, ``partition
+    boundary``, ``record count``, ``checksum``) and names the partition.
     """

@@ -24,14 +24,18 @@ __all__ = ["plan_finishers", "plan_straggling", "straggling_placement"]
 
 
 def _batch_size(r: int, q: int, K: int) -> int:
-    """Coded files per r-subset: whole files at the partial level, whole ``N``."""
+    """Coded files per r-subset: whole files at the partial level, whole ``N``.
+
+    A partial level 1 (unicast) need not take the same count from each batch,
+    so it asks for no more than whole ``N``.
+    """
     need, partial, share = 1 - Fraction(r, q), Fraction(0), Fraction(0)
     levels = straggling_levels(r, q, K) if need > 0 else {}  # r >= q: no shuffle
-    for _, available in sorted(levels.items(), reverse=True):
+    for level, available in sorted(levels.items(), reverse=True):
         partial = min(available, need)
         need -= partial
         if need == 0:
-            share = partial / available
+            share = partial / available if level > 1 else Fraction(0)
             break
     # the C(q-1, j) C(K-q, r-j) batches of the partial level each give `share`
     return math.lcm(share.denominator, K // math.gcd(K, math.comb(K, r) * q))
@@ -60,7 +64,7 @@ def straggling_placement(
     --------
     >>> coded, N = straggling_placement(4, 2, 3, files=20)
     >>> coded.N, N, coded.storage_used
-    (48, 36, (24, 24, 24, 24))
+    (36, 27, (18, 18, 18, 18))
     """
     K = check_int(K, "K", min_value=1)
     straggling_levels(r, q, K)  # checks r and q
@@ -90,7 +94,7 @@ def encode_files(
     --------
     >>> coded, N, G, coded_files = encode_files([np.ones(2)] * 5, 4, 2, 3)
     >>> G.shape, len(coded_files), np.allclose(coded_files[0], G[0, :5].sum())
-    ((24, 18), 24, True)
+    ((12, 9), 12, True)
     """
     from coded.codes.interface import real_generator
 
@@ -193,7 +197,8 @@ def _greedy_demands(
     """Each finisher takes `need` coded files it lacks, most-shared first.
 
     Within a level every batch (the same finisher set) gives the same count, so
-    Li's multicast groups stay symmetric.
+    Li's multicast groups stay symmetric; at level 1 (unicasts) the first
+    batches give one more when the count does not divide evenly.
     """
     demands = set()
     for k in sorted(finished):
@@ -206,10 +211,11 @@ def _greedy_demands(
             batches = by_level[j]
             total = sum(len(files) for files in batches.values())
             take = min(left, total)
-            each = take // len(batches)
-            for files in batches.values():
-                demands |= {(k, f) for f in files[:each]}
-            left -= each * len(batches)
+            each, extra = divmod(take, len(batches))
+            extra = extra if j == 1 else 0
+            for i, files in enumerate(batches.values()):
+                demands |= {(k, f) for f in files[: each + (i < extra)]}
+            left -= each * len(batches) + extra
             if left == 0:
                 break
         if left:

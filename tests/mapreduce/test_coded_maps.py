@@ -100,6 +100,18 @@ def test_matrix_vector_product_and_the_record(client):
     assert sum(record.download_bytes) >= record.packet_bytes
 
 
+def test_files_the_scheme_allows_are_not_padded(client):
+    # K=4, r=2, q=3: the last level is unicast, so 9 files need no zero files
+    rng = np.random.default_rng(4)
+    A, x = rng.standard_normal((18, 3)), rng.standard_normal((3, 2))
+    result = run_coded_maps(
+        np.split(A, 9), functools.partial(_times, x), K=4, r=2, q=3, client=client
+    )
+    product = np.stack([result.output[j] for j in range(2)], axis=1)
+    np.testing.assert_allclose(product, A @ x, rtol=1e-9, atol=1e-9)
+    assert (result.record.N, result.record.load) == (9, load_straggling(2, 3, 4))
+
+
 def _slow_at(addresses, seconds, X, block):
     from distributed import get_worker
 

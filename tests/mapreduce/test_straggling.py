@@ -5,7 +5,8 @@ from fractions import Fraction
 
 import pytest
 
-from mapreduce import plan_straggling
+from mapreduce import plan_straggling, straggling_placement
+from mapreduce._straggling import plan_finishers
 from theory import load_coded, load_straggling, straggling_levels
 
 GRID = [
@@ -91,3 +92,16 @@ def test_bad_r_or_q(args, message):
 def test_finished_must_be_q_nodes():
     with pytest.raises(ValueError, match="`finished` must be 3 distinct nodes"):
         plan_straggling(4, 2, 3, finished=[0, 1])
+
+
+@pytest.mark.parametrize(
+    ("K", "r", "q", "N"), [(4, 2, 3, 9), (5, 2, 3, 6), (6, 2, 5, 25), (7, 2, 6, 18)]
+)
+def test_a_last_unicast_level_needs_no_even_split(K, r, q, N):
+    # the unicast level's batches may give unequal counts: a smaller N, the same load
+    coded, least = straggling_placement(K, r, q)
+    assert least == N
+    assert straggling_placement(K, r, q, files=N + 1)[1] == 2 * N
+    for finished in itertools.combinations(range(K), q):
+        plan, _ = plan_finishers(coded, N, finished)
+        assert plan.load_values / (q * N) == load_straggling(r, q, K)
