@@ -22,12 +22,20 @@ from distributed import Client, Future, KilledWorker
 
 from coded.runtime import client_for_call
 from coded.runtime.interface import cancel_signal, wake_waits
-from mapreduce._errors import NotEnoughMappersError
 from mapreduce._options import MapReduceOptions
 from mapreduce._placement import Placement
 from mapreduce._plan import ShufflePlan
 from mapreduce._records import MapReduceRecord, MapReduceResult, plan_record_fields
-from mapreduce._runtime import Values, _Job, _raise_failure
+from mapreduce._runtime import _POLL_SECONDS, Values, _Job, _raise_failure, _wait_any
+from mapreduce._state import (
+    CancelMaps,
+    Fail,
+    NodeMapped,
+    NodesLost,
+    Quorum,
+    QuorumState,
+    Tick,
+)
 from mapreduce._straggling import encode_files, plan_finishers
 
 __all__ = ["execute_coded_maps"]
@@ -121,7 +129,10 @@ class _LinearJob(_Job):
         return self.values[k]
 
     def run_coded_maps(self, coded_files: list[np.ndarray], map_fn: Callable, q: int):
-        """Map on every node; return the first `q` nodes done, in order."""
+        """Map on every node; return the first `q` nodes done, in order.
+
+        A thin driver of :class:`mapreduce._state.QuorumState`.
+        """
         for k in range(self.placement.K):
             local = [coded_files[f] for f in self.placement.files_of(k)]
             if data := self.scatter(k, [local]):
@@ -133,49 +144,62 @@ class _LinearJob(_Job):
                     key=f"map-{k}",
                     node=k,
                 )
-        self._check_quorum(q)
-        deadline = time.perf_counter() + self.options.timeout
-        pending, finished = dict(self.outputs), []
+        state = QuorumState(
+            self.placement.K,
+            q,
+            timeout=self.options.timeout,
+            start=time.perf_counter(),
+        )
+        state.lost |= self.lost  # lost while their files were sent
+        actions, pending = state.begin(), dict(self.outputs)
         with self.progress("map", q) as bar:
-            while len(finished) < q:
-                self._poll(list(pending.values()), deadline, "map", len(self.outputs))
-                before = len(finished)
-                finished += self._collect(pending)
-                bar.update(min(len(finished), q) - before)
-                if len(finished) == before and self.newly_lost():
-                    for k in self.lost:
-                        pending.pop(k, None)
-                self._check_quorum(q)
-        self.stragglers = set(pending) - self.lost
-        self.cancelled_maps = len(pending)
-        for k, future in pending.items():  # a straggler may have died since
-            wake_waits(self.dask, f"{self.prefix}{k}", [self.addresses[k]])
-            future.cancel()
-        return tuple(sorted(finished[:q]))
+            while not (done := self._act(state, actions, pending)):
+                _wait_any(list(pending.values()), _POLL_SECONDS)
+                now = time.perf_counter()
+                events = self._events(pending, now)
+                if not events and (lost := self.newly_lost()):
+                    events.append(NodesLost(nodes=frozenset(lost), now=now))
+                bar.update(sum(isinstance(e, NodeMapped) for e in events))
+                events.append(Tick(now=now))
+                actions = [a for event in events for a in state.handle(event)]
+        self.lost |= state.lost
+        return done
 
-    def _collect(self, pending: dict[int, Future]) -> list[int]:
-        done = []
+    def _act(
+        self, state: QuorumState, actions: list, pending: dict[int, Future]
+    ) -> tuple[int, ...] | None:
+        """Carry out `actions`; return the finishers once the quorum is reached."""
+        for action in actions:
+            if isinstance(action, Fail):
+                raise action.error
+            if isinstance(action, CancelMaps):
+                self.stragglers = set(action.nodes)
+                self.cancelled_maps = len(pending)
+                for k in action.nodes:  # a straggler may have died since
+                    wake_waits(self.dask, f"{self.prefix}{k}", [self.addresses[k]])
+                for future in pending.values():
+                    future.cancel()
+            elif isinstance(action, Quorum):
+                return action.finishers
+        return None
+
+    def _events(self, pending: dict[int, Future], now: float) -> list:
+        """Turn what Dask reports of the pending maps into events (done ones leave)."""
+        events: list = []
         for k, future in sorted(pending.items()):
             if future.status == "finished":
-                done.append(k)
+                events.append(NodeMapped(node=k, now=now))
             elif future.status == "cancelled" or (  # cancelled: its input was lost
                 future.status == "error"
                 and isinstance(future.exception(), KilledWorker)
             ):
-                self.lost.add(k)
+                events.append(NodesLost(nodes=frozenset({k}), now=now))
             elif future.status == "error":
                 _raise_failure(future, "map_fn", f"on the coded files of node {k}")
             else:
                 continue
             del pending[k]
-        return [k for k in done if k not in self.lost]
-
-    def _check_quorum(self, q: int) -> None:
-        if self.placement.K - len(self.lost) < q:
-            raise NotEnoughMappersError(
-                f"nodes {sorted(self.lost)} were lost; fewer than q={q} of "
-                f"K={self.placement.K} nodes can finish their coded map tasks."
-            )
+        return events
 
     def use_plan(self, plan: ShufflePlan, kept: tuple[int, ...], finishers: tuple):
         """Turn each finisher's map outputs into values by plan file and node."""

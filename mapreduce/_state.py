@@ -14,6 +14,9 @@ and reduce as one graph. Otherwise the shuffle waits for the map stage: once the
 nodes that finished hold every file, a node still mapping is waited for only
 while its pace predicts it done within the slack; then its maps are cancelled
 and the shuffle is planned on the maps that finished.
+
+:class:`QuorumState` is its sibling for ``run_coded_maps`` (one map task per
+node, any ``q`` of ``K`` nodes suffice), driven by ``mapreduce._runtime_linear``.
 """
 
 from __future__ import annotations
@@ -36,7 +39,10 @@ __all__ = [
     "JobState",
     "MapDone",
     "MapLost",
+    "NodeMapped",
     "NodesLost",
+    "Quorum",
+    "QuorumState",
     "ReduceDone",
     "SubmitShuffle",
     "TaskFailed",
@@ -65,6 +71,13 @@ class MapLost(TimedEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class NodeMapped(TimedEvent):
+    """Node `node` finished its one map task (all its coded files)."""
+
+    node: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NodesLost(TimedEvent):
     """The workers of `nodes` left the cluster."""
 
@@ -87,7 +100,7 @@ class TaskFailed(TimedEvent):
     error: BaseException
 
 
-Event = MapDone | MapLost | NodesLost | ReduceDone | TaskFailed | Tick
+Event = MapDone | MapLost | NodeMapped | NodesLost | ReduceDone | TaskFailed | Tick
 
 
 # ---- actions -----------------------------------------------------------
@@ -108,6 +121,13 @@ class CancelMaps:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Quorum:
+    """The first `q` nodes are done: plan the shuffle among `finishers`."""
+
+    finishers: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Finish:
     """Every reducer is done: gather the outputs."""
 
@@ -119,7 +139,7 @@ class Fail:
     error: MapReduceTaskError
 
 
-Action = SubmitShuffle | CancelMaps | Finish | Fail
+Action = SubmitShuffle | CancelMaps | Quorum | Finish | Fail
 
 
 def follow_data(plan: ShufflePlan, holders: Sequence[int | None]) -> ShufflePlan:
@@ -346,5 +366,90 @@ class JobState:
         return self._end(Fail(error=error))
 
     def _end(self, action: Finish | Fail) -> list[Action]:
+        self.is_over = True
+        return [action]
+
+
+class QuorumState:
+    """The map stage of ``run_coded_maps``: the first `q` of `K` nodes win.
+
+    A sibling of :class:`JobState` for the unified scheme, where each node maps
+    all its coded files in one task and any `q` finished nodes suffice. Events
+    in (:class:`NodeMapped`, :class:`NodesLost`, :class:`TaskFailed`,
+    :class:`Tick`), actions out: once `q` nodes are done, cancel the others
+    (:class:`CancelMaps`) and plan among the first `q` (:class:`Quorum`); a
+    lost node beyond ``K - q``, a failed task or the timeout ends it with
+    :class:`Fail`.
+
+    Parameters
+    ----------
+    K : int
+        Nodes, one map task each.
+    q : int
+        Nodes that must finish, ``1 <= q <= K``.
+    timeout : float
+        Seconds the map stage may take.
+    start : float
+        When the maps were submitted (the driver's clock).
+    """
+
+    def __init__(self, K: int, q: int, *, timeout: float, start: float) -> None:
+        self.K, self.q, self.timeout, self.start = K, q, timeout, start
+        self.finished: list[int] = []
+        self.lost: set[int] = set()
+        self.stragglers: tuple[int, ...] = ()
+        self.is_over = False
+
+    def begin(self) -> list[Action]:
+        """Actions right after the maps were submitted."""
+        return self._settle(self.start)
+
+    def handle(self, event: Event) -> list[Action]:
+        """Take one event; return what the driver must do now."""
+        if self.is_over:
+            return []
+        if isinstance(event, TaskFailed):
+            error = MapReduceTaskError(
+                f"{event.stage} failed {event.where}: {event.error!r}"
+            )
+            error.__cause__ = event.error
+            return self._end(Fail(error=error))
+        if isinstance(event, NodeMapped):
+            if event.node not in self.lost and event.node not in self.finished:
+                self.finished.append(event.node)
+        elif isinstance(event, NodesLost):
+            self.lost |= set(event.nodes) - set(self.finished)
+        return self._settle(event.now)
+
+    def _settle(self, now: float) -> list[Action]:
+        if len(self.finished) >= self.q:
+            finishers = tuple(sorted(self.finished[: self.q]))
+            done = set(self.finished) | self.lost
+            self.stragglers = tuple(k for k in range(self.K) if k not in done)
+            cancel = CancelMaps(maps=(), nodes=self.stragglers)
+            return [cancel, *self._end(Quorum(finishers=finishers))]
+        if self.K - len(self.lost) < self.q:
+            return self._end(
+                Fail(
+                    error=NotEnoughMappersError(
+                        f"nodes {sorted(self.lost)} were lost; fewer than "
+                        f"q={self.q} of K={self.K} nodes can finish their coded "
+                        "map tasks."
+                    )
+                )
+            )
+        if now >= self.start + self.timeout:
+            return self._end(
+                Fail(
+                    error=MapReduceTaskError(
+                        f"map: {self.K - len(self.finished) - len(self.lost)} of "
+                        f"{self.K} tasks did not finish within "
+                        f"timeout={self.timeout} s (q={self.q} needed)."
+                    )
+                )
+            )
+        return []
+
+    def _end(self, action: Quorum | Fail) -> list[Action]:
         self.is_over = True
         return [action]

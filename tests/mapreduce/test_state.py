@@ -20,7 +20,10 @@ from mapreduce._state import (
     JobState,
     MapDone,
     MapLost,
+    NodeMapped,
     NodesLost,
+    Quorum,
+    QuorumState,
     ReduceDone,
     SubmitShuffle,
     TaskFailed,
@@ -189,3 +192,62 @@ def test_follow_data_moves_files_to_their_holders(K, N, data, coded):
 def test_follow_data_keeps_a_replicated_placement():
     plan = plan_shuffle(place_li(3, 2))
     assert follow_data(plan, [0, 0, 0]) is plan
+
+
+# ---- QuorumState: run_coded_maps's map stage (the first q of K nodes win)
+
+
+@given(
+    K=st.integers(1, 7),
+    data=st.data(),
+)
+def test_the_first_q_nodes_to_map_are_the_finishers(K, data):
+    q = data.draw(st.integers(1, K))
+    order = data.draw(st.permutations(range(K)))
+    lost = data.draw(st.sets(st.sampled_from(order), max_size=K - q))
+    state = QuorumState(K, q, timeout=60.0, start=0.0)
+    assert state.begin() == []
+    actions, events = [], [NodesLost(nodes=frozenset({k}), now=1.0) for k in lost]
+    events += [NodeMapped(node=k, now=2.0 + i) for i, k in enumerate(order)]
+    for event in events:
+        actions += state.handle(event)
+    winners = [k for k in order if k not in lost][:q]
+    stragglers = tuple(sorted(set(range(K)) - set(winners) - lost))
+    assert actions == [
+        CancelMaps(maps=(), nodes=stragglers),
+        Quorum(finishers=tuple(sorted(winners))),
+    ]
+    assert state.handle(NodeMapped(node=order[-1], now=99.0)) == []  # late: ignored
+
+
+def test_losing_more_than_k_minus_q_nodes_fails_before_the_timeout():
+    state = QuorumState(5, 3, timeout=60.0, start=0.0)
+    assert state.handle(NodesLost(nodes=frozenset({0, 1}), now=1.0)) == []
+    (action,) = state.handle(NodesLost(nodes=frozenset({4}), now=2.0))
+    assert isinstance(action, Fail)
+    assert isinstance(action.error, NotEnoughMappersError)
+    assert "q=3 of K=5" in str(action.error)
+
+
+def test_a_finished_node_lost_later_still_counts():
+    state = QuorumState(3, 2, timeout=60.0, start=0.0)
+    state.handle(NodeMapped(node=1, now=1.0))
+    assert state.handle(NodesLost(nodes=frozenset({1, 2}), now=2.0)) == []
+    actions = state.handle(NodeMapped(node=0, now=3.0))
+    assert actions[-1] == Quorum(finishers=(0, 1))
+
+
+def test_the_quorum_stage_times_out_and_a_task_error_is_chained():
+    state = QuorumState(4, 2, timeout=5.0, start=0.0)
+    state.handle(NodeMapped(node=3, now=1.0))
+    assert state.handle(Tick(now=4.9)) == []
+    (action,) = state.handle(Tick(now=5.0))
+    assert isinstance(action.error, MapReduceTaskError)
+    assert "map: 3 of 4 tasks did not finish" in str(action.error)
+    failing = QuorumState(4, 2, timeout=5.0, start=0.0)
+    cause = ZeroDivisionError("boom")
+    (action,) = failing.handle(
+        TaskFailed(stage="map_fn", where="at 0", error=cause, now=1)
+    )
+    assert action.error.__cause__ is cause
+    assert failing.handle(NodeMapped(node=0, now=2.0)) == []
