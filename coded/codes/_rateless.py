@@ -38,9 +38,10 @@ __all__ = ["DegreeDistribution", "LTCode"]
 MAX_RESIDUAL = 2048
 """Most unknowns the least-squares fallback solves (when the ripple empties)."""
 
-MAX_AMPLIFICATION = 1e3
-"""A decodable rateless decoder asks for more rows while its solve amplifies
-rounding errors more than this (estimated; the error is about it times eps)."""
+MAX_AMPLIFICATION = 1e4
+"""Default guard: a decodable rateless decoder asks for more rows while its solve
+amplifies rounding errors more than this (the relative error is about the
+amplification times eps, so about 1e-12 here)."""
 
 _MAX_RESIDUAL_ENTRIES = 2**25  # dense residual system: 256 MiB of float64
 _EPS = float(np.finfo(np.float64).eps)
@@ -306,12 +307,18 @@ class LTCode(Code):
         soliton, or a given distribution on ``1..m``.
     rng : Generator, SeedSequence, int or None
         Draws the generator (default 0: reproducible).
+    max_amplification : float
+        The decoder's guard, ``>= 1`` (default :data:`MAX_AMPLIFICATION`;
+        1e300 turns it off): while the estimated error amplification of a decode exceeds
+        it, the decoder asks for more rows (:attr:`Decoder.needs_more`); a
+        decode with no more rows to come proceeds, and warns
+        (`IllConditionedWarning`) above ``1e-6 / eps``.
 
     Raises
     ------
     ValueError
         ``overhead < 1``, fewer encoded rows than workers, a distribution with
-        degrees above m or an unknown name.
+        degrees above m or an unknown name, ``max_amplification < 1``.
 
     Notes
     -----
@@ -345,8 +352,12 @@ class LTCode(Code):
         overhead: float = 1.3,
         distribution: str | DegreeDistribution = "robust",
         rng: RngLike = 0,
+        max_amplification: float = MAX_AMPLIFICATION,
     ):
         self.n = check_int(n, "n", min_value=1)
+        self.max_amplification = check_real(
+            max_amplification, "max_amplification", min_value=1.0
+        )
         self.m = check_int(m, "m", min_value=1)
         self.overhead = check_real(overhead, "overhead", min_value=1.0)
         self.distribution = _resolve_distribution(distribution, self.m)
@@ -580,8 +591,8 @@ class LTDecoder(Decoder):
     peels afresh over every received row (degree-one rows of the lowest degree
     first, in rounds, which keeps error propagation short), solves what peeling
     leaves by least squares and checks the product against all received rows.
-    While the estimated error amplification of that solve exceeds
-    :data:`MAX_AMPLIFICATION`, :attr:`needs_more` asks for more rows.
+    While the estimated error amplification of that solve exceeds the code's
+    ``max_amplification``, :attr:`needs_more` asks for more rows.
 
     Parameters
     ----------
@@ -664,7 +675,7 @@ class LTDecoder(Decoder):
         """Decodable, but the solve would amplify rounding more than allowed."""
         if not self.is_decodable:
             return False
-        return self._current_solver().amplification > MAX_AMPLIFICATION
+        return self._current_solver().amplification > self._code.max_amplification
 
     @property
     def condition_number(self) -> float:
