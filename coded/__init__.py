@@ -28,6 +28,8 @@ _EXPORTS: dict[str, str] = {
     "gradient_descent": "coded.gradient",
     "place_gradient_data": "coded.gradient",
     "LagrangeCode": "coded.codes",
+    "LTCode": "coded.codes",
+    "DegreeDistribution": "coded.codes",
     "LagrangeResult": "coded._lagrange_run",
     "lagrange_map": "coded._lagrange_run",
     "MDSCode": "coded.codes",

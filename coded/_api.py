@@ -25,9 +25,11 @@ from coded._dispatch import (
     execution_options,
     given_code,
     is_dask_array,
+    is_sparse,
     resolve_workers,
     run_encoded,
     run_encoded_async,
+    stream_batches,
     whole_batches,
 )
 from coded._placed import PlacedOperand, matmul_placed, place_operand, start_placed
@@ -75,12 +77,18 @@ def coded_matmul(
     B : array_like or dask.array.Array, shape (d,) or (d, c)
         Right operand; a vector gives a vector. A dask.array B is computed onto
         the client (it is shipped to every worker anyway).
-    scheme : {"mds", "polynomial", "replication", "uncoded", "speculative"} or Code
-        The coding scheme, or a code object from ``coded`` (then `n` and `k`
-        must be None or agree with it). ``"speculative"`` runs the uncoded
-        split with Spark-style backup tasks: once 75% of the tasks are done,
-        every task running longer than 1.5x their median duration gets a copy
-        on an idle worker and the first copy to finish is used.
+    scheme : str or Code
+        The coding scheme (``"mds"``, ``"polynomial"``, ``"replication"``,
+        ``"uncoded"``, ``"speculative"`` or ``"rateless"``), or a code object
+        from ``coded`` (then `n` and `k` must be None or agree with it).
+        ``"speculative"`` runs the uncoded split with Spark-style backup tasks:
+        once 75% of the tasks are done, every task running longer than 1.5x
+        their median duration gets a copy on an idle worker and the first copy
+        to finish is used.
+        ``"rateless"`` (:class:`coded.LTCode`, in-memory A only) gives the
+        workers 1.3 m encoded rows in batches and decodes from whichever rows
+        arrive first; it is the scheme that takes a scipy.sparse A (CSR, CSC
+        or COO), whose shares stay sparse.
     n : int, optional
         Number of workers to use, ``<=`` the cluster's; defaults to all of them
         (4 for the embedded cluster).
@@ -185,7 +193,7 @@ def coded_matmul(
         )
     if is_dask_array(B):  # B is small and shipped to every worker: hold it here
         B = B.compute()
-    check_operands(A, B)
+    check_operands(A, B, name)
     m = np.shape(A)[0]
     code, batches, name = given_code(scheme, name, allocation, n, k, r, m, field)
     code_n = None if code is None else code.n
@@ -216,13 +224,17 @@ def _encode(
     :func:`coded._dispatch.run_encoded` but `began` and `options`.
     """
     name, k, r, field = scheme
+    m = np.shape(A)[0]
     if code is None:
-        code = build_code(name, len(addresses), k, r, field, np.ndim(B) == 1)
-    check_resources(client, code, np.shape(A), np.shape(B), addresses)
+        code = build_code(name, len(addresses), k, r, field, np.ndim(B) == 1, m=m)
+    nnz = int(A.nnz) if is_sparse(A) else None
+    check_resources(client, code, np.shape(A), np.shape(B), addresses, nnz)
     began = time.perf_counter()
     encoded = code.encode_operands(A, B)
     encode_seconds = time.perf_counter() - began
-    if batches is None:
+    if batches is None and name == "rateless":
+        batches = stream_batches(encoded.lefts)
+    elif batches is None:
         batches = whole_batches(encoded.lefts)
     keywords = {
         "name": name,
@@ -324,7 +336,7 @@ async def coded_matmul_async(A: Any, B: Any, **keywords: Any) -> MatmulResult:
         )
     if is_dask_array(B):
         B = await client.compute(B)
-    check_operands(A, B)
+    check_operands(A, B, name)
     code, batches, name = given_code(
         scheme, name, allocation, n, k, r, np.shape(A)[0], field
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import sys
 import time
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EMBEDDED_WORKERS",
     "SCHEMES",
+    "STREAM_BATCHES",
     "ExecutionOptions",
     "Scheme",
     "build_code",
@@ -48,6 +50,7 @@ __all__ = [
     "execution_options",
     "given_code",
     "is_dask_array",
+    "is_sparse",
     "piece_check",
     "prime_of",
     "product_layout",
@@ -56,17 +59,23 @@ __all__ = [
     "run_encoded_async",
     "start_encoded",
     "start_encoded_async",
+    "stream_batches",
     "whole_batches",
 ]
 
-Scheme = Literal["mds", "polynomial", "replication", "uncoded", "speculative"]
+Scheme = Literal[
+    "mds", "polynomial", "replication", "uncoded", "speculative", "rateless"
+]
 SCHEMES: tuple[str, ...] = (
     "mds",
     "polynomial",
     "replication",
     "uncoded",
     "speculative",
+    "rateless",
 )
+STREAM_BATCHES = 8
+"""Batches per worker of a rateless call: a straggler's finished ones count."""
 EMBEDDED_WORKERS = 4
 _QUERY_LIMITS_BYTES = 16 * 2**20  # smaller shares fit any worker: skip the query
 
@@ -163,6 +172,12 @@ def execution_options(
     return replace_options(options, ExecutionOptions, fields, caller)
 
 
+def is_sparse(value: object) -> bool:
+    """Whether `value` is a scipy.sparse matrix or array (without importing scipy)."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(value))
+
+
 def is_dask_array(value: object) -> bool:
     """Whether `value` is a ``dask.array.Array`` (without importing dask)."""
     array = sys.modules.get("dask.array")
@@ -207,11 +222,23 @@ def _split_threshold(k: int, is_vector: bool) -> tuple[int, int]:
 
 
 def build_code(
-    scheme: str, n: int, k: int | None, r: int | None, field: Any, is_vector: bool
+    scheme: str,
+    n: int,
+    k: int | None,
+    r: int | None,
+    field: Any,
+    is_vector: bool,
+    *,
+    m: int | None = None,
 ) -> Code:
-    """Return the code of scheme `scheme` on `n` workers (defaults filled in)."""
+    """Return the code of scheme `scheme` on `n` workers (defaults filled in).
+
+    `m` (A's rows) is needed by ``scheme="rateless"`` only.
+    """
     from coded import codes
 
+    if scheme == "rateless":
+        return _rateless_code(n, k, r, field, m)
     if isinstance(field, str) and field == "exact":  # one code per CRT prime
         return codes.ExactCode(lambda p: build_code(scheme, n, k, r, p, is_vector))
     if scheme == "replication":
@@ -233,6 +260,34 @@ def build_code(
     if k != n:
         raise ValueError(f"`k` must equal n for scheme={scheme!r}, got k={k}, n={n}.")
     return codes.UncodedCode(n, field=field)
+
+
+def _rateless_code(n: int, k: Any, r: Any, field: Any, m: int | None) -> Code:
+    from coded.codes import LTCode
+
+    if k is not None or r is not None or field is not None:
+        raise ValueError(
+            "scheme='rateless' has no `k`, `r` or `field` (an LT code over the "
+            f"reals decodes from any rows of full rank), got k={k}, r={r}, "
+            f"field={field!r}."
+        )
+    if m is None:
+        raise ValueError(
+            "scheme='rateless' runs with coded_matmul on an in-memory A; "
+            "place_operand and dask.array A are not supported yet."
+        )
+    return LTCode(n, m)
+
+
+def stream_batches(lefts: Any) -> list[list[tuple[int, int]]]:
+    """Up to :data:`STREAM_BATCHES` consecutive row batches per worker."""
+    chains = []
+    for left in lefts:
+        bounds = np.linspace(0, np.shape(left)[0], STREAM_BATCHES + 1).astype(int)
+        chains.append(
+            [(int(a), int(b)) for a, b in itertools.pairwise(bounds) if b > a]
+        )
+    return chains
 
 
 def _column_share(right: Any, B: Any) -> float:
@@ -286,14 +341,27 @@ def _allocation_plan(
     return code, batches
 
 
-def check_operands(A: Any, B: Any) -> None:
-    """Check that A (2-D) and B (1-D or 2-D) are finite and conform for A @ B."""
-    A = check_finite_matrix(A, "A", ndim=2)
+def check_operands(A: Any, B: Any, scheme: str = "mds") -> None:
+    """Check that A (2-D) and B (1-D or 2-D) are finite and conform for A @ B.
+
+    A scipy.sparse A is accepted by ``scheme="rateless"`` only (its shares stay
+    sparse; its format and values are checked by the encoding).
+    """
+    if is_sparse(A):
+        if scheme != "rateless":
+            raise TypeError(
+                f"`A` is a scipy.sparse matrix ({type(A).__name__}); scheme="
+                f"{scheme!r} gives dense shares of it: use scheme='rateless' "
+                "(whose shares of a CSR A stay sparse) or pass `A.toarray()`."
+            )
+        shape = A.shape
+    else:
+        shape = check_finite_matrix(A, "A", ndim=2).shape
     B = check_finite_matrix(B, "B", ndim=(1, 2))
-    if A.shape[1] != B.shape[0]:
+    if shape[1] != B.shape[0]:
         raise ValueError(
             "`A` and `B` must have matching inner dimensions for A @ B, got "
-            f"A.shape={A.shape} and B.shape={B.shape}."
+            f"A.shape={shape} and B.shape={B.shape}."
         )
 
 
@@ -349,11 +417,13 @@ def check_resources(
     A_shape: tuple[int, ...],
     B_shape: tuple[int, ...],
     addresses: list[str],
+    nnz: int | None = None,
 ) -> None:
     """Raise `ResourceError` before encoding if the call cannot fit in memory.
 
     The client's estimate is checked against its available RAM; the workers'
     against their Dask ``memory_limit`` (queried only when a share is large).
+    `nnz`: the nonzeros of a sparse A (counted instead of its shape).
     """
     import psutil
 
@@ -362,7 +432,7 @@ def check_resources(
 
     m, d = A_shape
     c = B_shape[1] if len(B_shape) == 2 else 1
-    estimate = estimate_memory(code, m, d, c)
+    estimate = estimate_memory(code, m, d, c, nnz=nnz)
     worth_asking = max(estimate.worker_bytes, default=0) > _QUERY_LIMITS_BYTES
     check_memory(
         estimate,

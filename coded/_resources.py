@@ -31,6 +31,7 @@ WORKER_FRACTION = 0.8
 80% of it by default, and kills it at 95%)."""
 
 _ITEMSIZE = 8  # float64 and int64 residues
+_SPARSE_ENTRY = 1.5  # a CSR nonzero: 8-byte value and 4-byte column index
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +58,9 @@ def share_rows(code: Code, m: int) -> tuple[int, ...]:
     i its load of coded blocks; other codes give each worker ``ceil(m / p_a)``
     rows (p_a: A's blocks; the recovery threshold if the code has no ``p_a``).
     """
+    loads = getattr(code, "loads", None)
+    if getattr(code, "sparse_generator", False) and loads is not None:
+        return tuple(int(load) for load in loads)
     offsets = getattr(code, "unit_offsets", None)
     generator = getattr(code, "generator", None)
     if not hasattr(code, "p_a") and offsets is not None and generator is not None:
@@ -66,7 +70,9 @@ def share_rows(code: Code, m: int) -> tuple[int, ...]:
     return (math.ceil(m / blocks),) * int(code.n)
 
 
-def estimate_memory(code: Code, m: int, d: int, c: int) -> MemoryEstimate:
+def estimate_memory(
+    code: Code, m: int, d: int, c: int, *, nnz: int | None = None
+) -> MemoryEstimate:
     """Estimate the memory of ``A @ B`` (A: m x d, B: d x c) coded with `code`.
 
     Parameters
@@ -75,6 +81,11 @@ def estimate_memory(code: Code, m: int, d: int, c: int) -> MemoryEstimate:
         The scheme.
     m, d, c : int
         Shapes: A is ``(m, d)`` and B ``(d, c)`` (``c = 1`` for a vector).
+    nnz : int, optional
+        Nonzeros of a sparse (CSR) A: A and its shares are then counted by
+        nonzeros (value and column index), a coded row holding the nonzeros of
+        the source rows it sums (``code.distribution.mean`` of them for a
+        rateless code, else every row of A).
 
     Returns
     -------
@@ -89,9 +100,18 @@ def estimate_memory(code: Code, m: int, d: int, c: int) -> MemoryEstimate:
     """
     rows = share_rows(code, m)
     coded = sum(rows)
-    client = (m * d + coded * d + coded * c + m * c) * _ITEMSIZE
-    workers = tuple((r * d + d * c + r * c) * _ITEMSIZE for r in rows)
+    row_entries = float(d) if nnz is None else _SPARSE_ENTRY * _sparse_row(code, m, nnz)
+    source = m * d if nnz is None else _SPARSE_ENTRY * nnz
+    client = (source + coded * row_entries + coded * c + m * c) * _ITEMSIZE
+    workers = tuple(int((r * row_entries + d * c + r * c) * _ITEMSIZE) for r in rows)
     return MemoryEstimate(client_bytes=int(client), worker_bytes=workers)
+
+
+def _sparse_row(code: Code, m: int, nnz: int) -> float:
+    """Return the expected nonzeros of a coded row of a sparse A with `nnz` nonzeros."""
+    distribution = getattr(code, "distribution", None)
+    degree = m if distribution is None else min(m, distribution.mean)
+    return min(degree * nnz / max(m, 1), nnz)
 
 
 def _mib(count: float) -> str:

@@ -1,13 +1,13 @@
 """Codes and their decoders.
 
-MDS (real and GF(p)), row MDS (unequal loads), polynomial, replication, uncoded, and
-exact integer products over CRT primes. Every scheme implements
-:class:`coded.codes.Code` (see ``_base.py``); ``BlockCode`` is the base of the codes
-with one coded block per worker, whose shares also decode ``A.T @ y``
-(``TransposedCode``). Gradient codes (``GradientCode``) encode sums of partial
-gradients instead of products. ``matmul_mod`` is the exact GF(p) product the codes
-run on. What the runtime and the other packages need beyond these names is in
-:mod:`coded.codes.interface`.
+MDS (real and GF(p)), row MDS (unequal loads), polynomial, replication, uncoded,
+rateless (LT) codes of sparse or dense A, and exact integer products over CRT
+primes. Every scheme implements :class:`coded.codes.Code` (see ``_base.py``);
+``BlockCode`` is the base of the codes with one coded block per worker, whose
+shares also decode ``A.T @ y`` (``TransposedCode``). Gradient codes
+(``GradientCode``) encode sums of partial gradients instead of products.
+``matmul_mod`` is the exact GF(p) product the codes run on. What the runtime and
+the other packages need beyond these names is in :mod:`coded.codes.interface`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from coded.codes._lagrange import LagrangeCode
 from coded.codes._mds import BlockCode, MDSCode, RowMDSCode
 from coded.codes._modular import matmul_mod
 from coded.codes._polynomial import PolynomialCode
+from coded.codes._rateless import DegreeDistribution, LTCode
 from coded.codes._replication import ReplicationCode, UncodedCode
 from coded.codes._transpose import TransposedCode
 
@@ -29,9 +30,11 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "Conditioning",
     "DEFAULT_PRIME",
     "Decoder",
+    "DegreeDistribution",
     "EncodedOperands",
     "ExactCode",
     "GradientCode",
+    "LTCode",
     "LagrangeCode",
     "MDSCode",
     "Piece",

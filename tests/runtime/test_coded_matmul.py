@@ -240,7 +240,7 @@ GOOD_X = np.ones(3)
             {"scheme": "lt"},
             ValueError,
             "`scheme` must be one of ('mds', 'polynomial', 'replication', "
-            "'uncoded', 'speculative'), got scheme='lt'.",
+            "'uncoded', 'speculative', 'rateless'), got scheme='lt'.",
             id="unknown-scheme",
         ),
         pytest.param(

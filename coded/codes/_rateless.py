@@ -1,0 +1,790 @@
+r"""Rateless (LT / fountain) codes over the reals: sparse generators, peeling decoder.
+
+Each encoded row is the sum of a few distinct source rows (its *degree* drawn from a
+:class:`DegreeDistribution`), so the generator ``G`` is a 0/1 ``scipy.sparse`` CSR
+matrix and a CSR A stays sparse in the shares. The decoder peels (a received row
+with one unrecovered source row recovers it) and, when the ripple of degree-one
+rows empties, solves the remaining unknowns by dense least squares over every
+received row that holds them; the decoded product is then checked against the
+whole received system (and refined), so a decode never returns a wrong product.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+import scipy.sparse.linalg
+
+from coded.codes._base import Code, Decoder, EncodedOperands, Piece
+from coded.codes._fields import TRUST_LIMIT
+from coded.errors import (
+    DecodingError,
+    IllConditionedWarning,
+    NonFiniteResultError,
+    NotEnoughResultsError,
+)
+from theory.rng import RngLike, as_generator
+from theory.validation import check_finite_matrix, check_int, check_real
+
+__all__ = ["DegreeDistribution", "LTCode"]
+
+MAX_RESIDUAL = 2048
+"""Most unknowns the least-squares fallback solves (when the ripple empties)."""
+
+MAX_AMPLIFICATION = 1e4
+"""Default guard: a decodable rateless decoder asks for more rows while its solve
+amplifies rounding errors more than this (the relative error is about the
+amplification times eps, so about 1e-12 here)."""
+
+_MAX_RESIDUAL_ENTRIES = 2**25  # dense residual system: 256 MiB of float64
+_EPS = float(np.finfo(np.float64).eps)
+_SUM_TOLERANCE = 1e-12
+
+
+class DegreeDistribution:
+    r"""Distribution of the degree (source rows summed) of an encoded row.
+
+    Parameters
+    ----------
+    probabilities : sequence of float
+        ``probabilities[d - 1]`` is the probability of degree ``d``: finite,
+        nonnegative, summing to 1 within 1e-12.
+
+    Raises
+    ------
+    ValueError
+        If `probabilities` is empty, not 1-D, negative, not finite or does not
+        sum to 1.
+
+    Examples
+    --------
+    >>> dist = DegreeDistribution.robust_soliton(1000, c=0.03, delta=0.5)
+    >>> round(float(dist.probabilities.sum()), 12), dist.max_degree <= 1000
+    (1.0, True)
+    >>> DegreeDistribution([0.5, 0.5]).mean
+    1.5
+    """
+
+    def __init__(self, probabilities: Sequence[float] | np.ndarray):
+        values = check_finite_matrix(probabilities, "probabilities", ndim=1)
+        values = values.astype(np.float64)
+        if values.size == 0 or (values < 0).any():
+            raise ValueError(
+                "`probabilities` must be a non-empty sequence of nonnegative "
+                f"numbers, got {values.tolist()[:8]}."
+            )
+        total = float(values.sum())
+        if abs(total - 1.0) > _SUM_TOLERANCE:
+            raise ValueError(
+                f"`probabilities` must sum to 1 (within {_SUM_TOLERANCE:g}), got "
+                f"sum {total!r}."
+            )
+        values.setflags(write=False)
+        self.probabilities = values
+
+    @classmethod
+    def robust_soliton(
+        cls, m: int, *, c: float = 0.03, delta: float = 0.5
+    ) -> DegreeDistribution:
+        r"""Luby's robust soliton distribution on ``1..m``.
+
+        With :math:`R = c \ln(m / \delta) \sqrt{m}`, the ideal soliton
+        :math:`\rho(1) = 1/m`, :math:`\rho(d) = 1 / (d (d - 1))` plus
+        :math:`\tau(d) = R / (d m)` for :math:`d < m / R` and
+        :math:`\tau(m / R) = R \ln(R / \delta) / m`, normalised.
+
+        Parameters
+        ----------
+        m : int
+            Source rows, ``>= 1``.
+        c : float
+            Ripple constant, ``> 0``.
+        delta : float
+            Failure probability bound, ``0 < delta < 1``.
+
+        Returns
+        -------
+        DegreeDistribution
+        """
+        m = check_int(m, "m", min_value=1)
+        c = check_real(c, "c", min_value=0.0, strict_min=True)
+        delta = check_real(
+            delta, "delta", min_value=0.0, max_value=1.0, strict_min=True
+        )
+        if delta == 1.0:
+            raise ValueError("`delta` must be < 1, got 1.0.")
+        d = np.arange(1, m + 1, dtype=np.float64)
+        rho = np.empty(m)
+        rho[0] = 1.0 / m
+        rho[1:] = 1.0 / (d[1:] * (d[1:] - 1.0))
+        R = c * math.log(m / delta) * math.sqrt(m)
+        spike = min(max(round(m / R), 1), m)
+        tau = np.zeros(m)
+        tau[: spike - 1] = R / (d[: spike - 1] * m)
+        tau[spike - 1] = max(R * math.log(R / delta) / m, 0.0)
+        mu = rho + tau
+        return cls(mu / mu.sum())
+
+    @classmethod
+    def wave_soliton(cls, m: int) -> DegreeDistribution:
+        r"""Return the wave soliton distribution of sparse codes (Wang, Liu, Shroff).
+
+        :math:`p(1) = \tau / m`, :math:`p(2) = \tau / 70`,
+        :math:`p(d) = \tau / (d (d - 1))` for ``3 <= d <= m``, with
+        :math:`\tau = 35/18` (exact normalisation for ``m >= 3``; smaller m are
+        renormalised).
+
+        Parameters
+        ----------
+        m : int
+            Source rows, ``>= 1``.
+
+        Returns
+        -------
+        DegreeDistribution
+        """
+        m = check_int(m, "m", min_value=1)
+        d = np.arange(1, m + 1, dtype=np.float64)
+        p = np.empty(m)
+        p[0] = 1.0 / m
+        p[1:2] = 1.0 / 70.0
+        p[2:] = 1.0 / (d[2:] * (d[2:] - 1.0))
+        return cls(p / p.sum())
+
+    @property
+    def max_degree(self) -> int:
+        """The largest degree with a nonzero probability."""
+        return int(np.flatnonzero(self.probabilities)[-1]) + 1
+
+    @property
+    def mean(self) -> float:
+        """Expected degree."""
+        degrees = np.arange(1, self.probabilities.size + 1)
+        return float(self.probabilities @ degrees)
+
+    def sample(self, size: int, rng: RngLike = None) -> np.ndarray:
+        """Draw `size` degrees.
+
+        Parameters
+        ----------
+        size : int
+            Number of degrees, ``>= 0``.
+        rng : Generator, SeedSequence, int or None
+            Random source.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+        """
+        size = check_int(size, "size", min_value=0)
+        cdf = np.cumsum(self.probabilities)
+        draws = as_generator(rng).random(size) * cdf[-1]
+        return np.minimum(np.searchsorted(cdf, draws, side="right"), cdf.size - 1) + 1
+
+    def __repr__(self) -> str:
+        return f"DegreeDistribution(max_degree={self.max_degree}, mean={self.mean:.3f})"
+
+
+def _distinct_columns(
+    degrees: np.ndarray, m: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Column indices of every row (row-major): `degrees[i]` distinct ones each.
+
+    Draws with replacement and redraws duplicates until none is left; the result
+    is invariant under relabelling the columns, hence uniform over the subsets.
+    """
+    rows = np.repeat(np.arange(degrees.size, dtype=np.int64), degrees)
+    keys = rows * m + rng.integers(m, size=rows.size)
+    while True:
+        keys.sort()
+        dup = np.flatnonzero(keys[1:] == keys[:-1]) + 1
+        if dup.size == 0:
+            return keys - rows * m
+        keys[dup] = rows[dup] * m + rng.integers(m, size=dup.size)
+
+
+def _lt_generator(
+    rows: int, m: int, distribution: DegreeDistribution, rng: np.random.Generator
+) -> scipy.sparse.csr_array:
+    degrees = distribution.sample(rows, rng)
+    cols = _distinct_columns(degrees, m, rng)
+    indptr = np.concatenate(([0], np.cumsum(degrees)))
+    data = np.ones(cols.size)
+    return scipy.sparse.csr_array((data, cols, indptr), shape=(rows, m))
+
+
+def _as_csr(A: Any) -> scipy.sparse.csr_array | None:
+    """Return A as CSR float64 if it is CSR/CSC/COO (None for a dense A)."""
+    if not scipy.sparse.issparse(A):
+        return None
+    if A.format not in ("csr", "csc", "coo"):
+        raise TypeError(
+            f"`A` is a scipy.sparse {A.format.upper()} matrix; LTCode takes CSR, "
+            "CSC or COO (converted to CSR): pass `A.tocsr()`."
+        )
+    csr = scipy.sparse.csr_array(A.tocsr())
+    if csr.ndim != 2 or csr.dtype.kind not in "iuf":
+        raise TypeError(f"`A` must be a real sparse matrix, got dtype {csr.dtype}.")
+    csr = csr.astype(np.float64, copy=False)
+    if not np.isfinite(csr.data).all():
+        raise ValueError("`A` must be finite (no NaN or inf).")
+    return csr
+
+
+def _check_dense(A: Any) -> np.ndarray:
+    if not isinstance(A, np.ndarray):
+        raise TypeError(
+            f"`A` must be a numpy array or a scipy.sparse CSR/CSC/COO matrix, got "
+            f"{type(A).__name__} (convert it with np.asarray)."
+        )
+    return check_finite_matrix(A, "A", ndim=2).astype(np.float64, copy=False)
+
+
+def multiply(left: Any, right: np.ndarray) -> np.ndarray:
+    """Worker product ``left @ right`` (left dense or CSR), as a dense array.
+
+    Parameters
+    ----------
+    left : numpy.ndarray or scipy.sparse CSR
+        Encoded rows.
+    right : numpy.ndarray
+        Right operand.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(left @ right)
+
+
+@dataclass(frozen=True, slots=True)
+class RatelessContext:
+    """What a rateless decode needs besides the pieces (opaque to the runtime).
+
+    Parameters
+    ----------
+    m : int
+        Rows of A.
+    vector : bool
+        Whether B was a vector.
+    scale : float
+        ``||A||_F ||B||_F``: the scale of the workers' rounding errors.
+    """
+
+    m: int
+    vector: bool
+    scale: float
+
+
+class LTCode(Code):
+    r"""LT (fountain) code of A's rows: n workers share ``ceil(overhead m)`` rows.
+
+    Encoded row i is the sum of ``degree_i`` distinct rows of A chosen uniformly,
+    ``degree_i`` drawn from `distribution`; worker w gets the consecutive encoded
+    rows ``row_ranges[w]`` (an even split). Any set of received rows whose
+    generator rows have full column rank decodes; with the robust soliton
+    distribution a little more than m rows usually suffice, from whichever
+    workers sent them, so a straggler's finished rows are kept.
+
+    Parameters
+    ----------
+    n : int
+        Number of workers.
+    m : int
+        Rows of A.
+    overhead : float
+        Encoded rows per source row, ``>= 1`` (default 1.3).
+    distribution : {"robust", "wave"} or DegreeDistribution
+        Degrees: the robust soliton (``c = 0.03``, ``delta = 0.5``), the wave
+        soliton, or a given distribution on ``1..m``.
+    rng : Generator, SeedSequence, int or None
+        Draws the generator (default 0: reproducible).
+    max_amplification : float
+        The decoder's guard, ``>= 1`` (default :data:`MAX_AMPLIFICATION`;
+        1e300 turns it off): while the estimated error amplification of a decode exceeds
+        it, the decoder asks for more rows (:attr:`Decoder.needs_more`); a
+        decode with no more rows to come proceeds, and warns
+        (`IllConditionedWarning`) above ``1e-6 / eps``.
+
+    Raises
+    ------
+    ValueError
+        ``overhead < 1``, fewer encoded rows than workers, a distribution with
+        degrees above m or an unknown name, ``max_amplification < 1``.
+
+    Notes
+    -----
+    The generator ``G`` (:attr:`generator`) is a 0/1 CSR matrix; ``G @ A`` keeps a
+    CSR A sparse (the encoded nonzeros are at most the degree-weighted sum of the
+    source rows' nonzeros) and a dense A dense. Decoding peels degree-one rows
+    and, if the ripple empties, solves the at most :data:`MAX_RESIDUAL` remaining
+    unknowns by dense least squares over all received rows holding them (rank
+    checked against ``eps``); the result is refined and checked against the whole
+    received system. See ``docs/theory/rateless.md``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> code = LTCode(4, m=200, rng=1)
+    >>> A, x = np.random.default_rng(0).normal(size=(200, 3)), np.ones(3)
+    >>> encoded = code.encode_operands(A, x)
+    >>> results = {w: code.multiply(encoded.lefts[w], x) for w in range(4)}
+    >>> np.allclose(code.decode_results(encoded, results), A @ x)
+    True
+    """
+
+    sparse_generator = True
+    """Shares are rows of ``G @ A`` with G sparse (memory estimates by nonzeros)."""
+
+    def __init__(
+        self,
+        n: int,
+        m: int,
+        *,
+        overhead: float = 1.3,
+        distribution: str | DegreeDistribution = "robust",
+        rng: RngLike = 0,
+        max_amplification: float = MAX_AMPLIFICATION,
+    ):
+        self.n = check_int(n, "n", min_value=1)
+        self.max_amplification = check_real(
+            max_amplification, "max_amplification", min_value=1.0
+        )
+        self.m = check_int(m, "m", min_value=1)
+        self.overhead = check_real(overhead, "overhead", min_value=1.0)
+        self.distribution = _resolve_distribution(distribution, self.m)
+        rows = math.ceil(self.overhead * self.m)
+        if rows < self.n:
+            raise ValueError(
+                f"`overhead` * m = {rows} encoded rows must be at least n={self.n}."
+            )
+        self._G = _lt_generator(rows, self.m, self.distribution, as_generator(rng))
+        sizes = np.full(self.n, rows // self.n)
+        sizes[: rows % self.n] += 1
+        self._offsets = np.concatenate(([0], np.cumsum(sizes)))
+
+    @property
+    def generator(self) -> scipy.sparse.csr_array:
+        """The ``ceil(overhead m) x m`` 0/1 CSR generator (read it, do not edit)."""
+        return self._G
+
+    @property
+    def loads(self) -> tuple[int, ...]:
+        """Encoded rows per worker."""
+        return tuple(int(s) for s in np.diff(self._offsets))
+
+    @property
+    def row_ranges(self) -> tuple[tuple[int, int], ...]:
+        """Global encoded rows ``(start, stop)`` held by each worker."""
+        bounds = self._offsets.tolist()
+        return tuple(itertools.pairwise(bounds))
+
+    @property
+    def recovery_threshold(self) -> int:
+        """``n``: no smaller number of whole results always suffices.
+
+        Rateless decodability depends on which rows arrive; :meth:`is_decodable`
+        and the decoder check the actual rows.
+        """
+        return self.n
+
+    def encode_operands(self, A: Any, B: Any) -> EncodedOperands:
+        """Encode ``A @ B``: worker w gets its encoded rows ``(G @ A)[row_ranges[w]]``.
+
+        Parameters
+        ----------
+        A : numpy.ndarray or scipy.sparse CSR/CSC/COO, shape (m, d)
+            Left operand; a sparse A gives CSR shares (never densified), a dense A
+            dense float64 shares.
+        B : array_like, shape (d, c) or (d,)
+            Dense right operand, shared by every worker.
+
+        Returns
+        -------
+        EncodedOperands
+        """
+        sparse = _as_csr(A)
+        left = _check_dense(A) if sparse is None else sparse
+        right = check_finite_matrix(B, "B", ndim=(1, 2)).astype(np.float64, copy=False)
+        if left.shape[0] != self.m:
+            raise ValueError(f"`A` must have m={self.m} rows, got shape {left.shape}.")
+        if left.shape[1] != right.shape[0]:
+            raise ValueError(
+                f"`A` and `B` do not chain: A.shape={left.shape}, "
+                f"B.shape={right.shape}."
+            )
+        coded = self._G @ left
+        lefts = tuple(coded[a:b] for a, b in self.row_ranges)
+        norm = (
+            float(scipy.sparse.linalg.norm(left))
+            if sparse is not None
+            else float(np.linalg.norm(left))
+        )
+        scale = norm * float(np.linalg.norm(right))
+        context = RatelessContext(m=self.m, vector=right.ndim == 1, scale=scale)
+        return EncodedOperands(
+            lefts=lefts, rights=None, shared_right=right, context=context
+        )
+
+    def decoder(self, encoded: EncodedOperands) -> LTDecoder:
+        """Return a fresh peeling decoder for `encoded`.
+
+        Parameters
+        ----------
+        encoded : EncodedOperands
+            What :meth:`encode_operands` returned.
+
+        Returns
+        -------
+        Decoder
+        """
+        return LTDecoder(self, encoded.context)
+
+    @property
+    def multiply(self) -> Callable[[Any, Any], Any]:
+        """Picklable worker product ``(left, right) -> left @ right`` (dense out)."""
+        return multiply
+
+    def is_decodable(self, workers: Iterable[int]) -> bool:
+        """Whether whole results from `workers` determine the product.
+
+        Parameters
+        ----------
+        workers : iterable of int
+            Workers whose whole results arrived.
+
+        Returns
+        -------
+        bool
+        """
+        peel = _Peeler(self._G)
+        for w in set(workers):
+            w = check_int(w, "workers[i]", min_value=0, max_value=self.n - 1)
+            peel.add_rows(np.arange(self._offsets[w], self._offsets[w + 1]))
+        return peel.decodable()
+
+    def __repr__(self) -> str:
+        return (
+            f"LTCode(n={self.n}, m={self.m}, overhead={self.overhead}, "
+            f"distribution={self.distribution!r})"
+        )
+
+
+def _resolve_distribution(distribution: object, m: int) -> DegreeDistribution:
+    if isinstance(distribution, DegreeDistribution):
+        if distribution.max_degree > m:
+            raise ValueError(
+                f"`distribution` has degrees up to {distribution.max_degree}, above "
+                f"m={m} source rows."
+            )
+        return distribution
+    if distribution == "robust":
+        return DegreeDistribution.robust_soliton(m)
+    if distribution == "wave":
+        return DegreeDistribution.wave_soliton(m)
+    raise ValueError(
+        "`distribution` must be 'robust', 'wave' or a DegreeDistribution, got "
+        f"{distribution!r}."
+    )
+
+
+class _Peeler:
+    """Structural peeling of received generator rows (values not needed).
+
+    ``steps`` lists, in order, the (rows, columns) recovered together: each row
+    had exactly one unrecovered column, the one beside it.
+    """
+
+    def __init__(self, G: scipy.sparse.csr_array):
+        self.G = G
+        self.G_csc = G.tocsc()
+        rows = G.shape[0]
+        self.received = np.zeros(rows, dtype=bool)
+        self.recovered = np.zeros(G.shape[1], dtype=bool)
+        self.remaining = np.zeros(rows, dtype=np.int64)  # unrecovered columns per row
+        self.used = np.zeros(rows, dtype=bool)
+        self.steps: list[tuple[np.ndarray, np.ndarray]] = []
+        self._rank_cache: tuple[int, bool] | None = None
+
+    @property
+    def count(self) -> int:
+        return int(self.received.sum())
+
+    def add_rows(self, rows: np.ndarray) -> None:
+        rows = rows[~self.received[rows]]
+        if rows.size == 0:
+            return
+        self.received[rows] = True
+        self.remaining[rows] = self.G[rows] @ (~self.recovered).astype(np.int64)
+        self._peel(rows[self.remaining[rows] == 1])
+
+    def _peel(self, ripple: np.ndarray) -> None:
+        degree = np.diff(self.G.indptr)
+        while ripple.size:
+            ripple = ripple[np.argsort(degree[ripple], kind="stable")]
+            sub = self.G[ripple]
+            mask = ~self.recovered[sub.indices]
+            owner = np.repeat(ripple, np.diff(sub.indptr))[mask]
+            cols, first = np.unique(sub.indices[mask], return_index=True)
+            rows = owner[first]
+            self.used[rows] = True
+            self.recovered[cols] = True
+            self.steps.append((rows, cols))
+            hit = self.G_csc[:, cols]
+            touched = hit.indices[self.received[hit.indices]]
+            np.subtract.at(self.remaining, touched, 1)
+            candidates = np.unique(touched)
+            ripple = candidates[
+                (self.remaining[candidates] == 1) & ~self.used[candidates]
+            ]
+
+    def unknown(self) -> np.ndarray:
+        return np.flatnonzero(~self.recovered)
+
+    def residual_rows(self) -> np.ndarray:
+        return np.flatnonzero(self.received & (self.remaining > 0))
+
+    def residual_matrix(self) -> np.ndarray | None:
+        """Dense received rows on the unknown columns (None: too large to solve)."""
+        cols, rows = self.unknown(), self.residual_rows()
+        if cols.size > MAX_RESIDUAL or rows.size * cols.size > _MAX_RESIDUAL_ENTRIES:
+            return None
+        return self.G[rows][:, cols].toarray()
+
+    def residual_rank(self) -> int:
+        matrix = self.residual_matrix()
+        if matrix is None or matrix.size == 0:
+            return 0
+        return _numerical_rank(matrix)
+
+    def decodable(self) -> bool:
+        unknown = int((~self.recovered).sum())
+        if unknown == 0:
+            return True
+        if self.count < self.G.shape[1]:
+            return False
+        if self._rank_cache is None or self._rank_cache[0] != self.count:
+            self._rank_cache = (self.count, self.residual_rank() == unknown)
+        return self._rank_cache[1]
+
+
+def _numerical_rank(matrix: np.ndarray) -> int:
+    s = np.linalg.svd(matrix, compute_uv=False)
+    if s.size == 0 or s[0] == 0:
+        return 0
+    tol = s[0] * max(matrix.shape) * np.finfo(np.float64).eps
+    return int((s > tol).sum())
+
+
+class LTDecoder(Decoder):
+    """Peeling + least-squares decoder of an :class:`LTCode` (rows of any workers).
+
+    Decodability is tracked from the rows alone (peeling is structural). A decode
+    peels afresh over every received row (degree-one rows of the lowest degree
+    first, in rounds, which keeps error propagation short), solves what peeling
+    leaves by least squares and checks the product against all received rows.
+    While the estimated error amplification of that solve exceeds the code's
+    ``max_amplification``, :attr:`needs_more` asks for more rows.
+
+    Parameters
+    ----------
+    code : LTCode
+        The code.
+    context : RatelessContext
+        From the encoded operands.
+    """
+
+    def __init__(self, code: LTCode, context: RatelessContext):
+        self._code = code
+        self._context = context
+        self._peel = _Peeler(code.generator)
+        self._values: dict[int, np.ndarray] = {}
+        self._solver: _Solver | None = None
+
+    def _rows(self, worker: int, start: int, stop: int) -> np.ndarray:
+        w = check_int(worker, "piece.worker", min_value=0, max_value=self._code.n - 1)
+        a, b = self._code.row_ranges[w]
+        if not 0 <= start <= stop <= b - a:
+            raise ValueError(
+                f"piece rows [{start}, {stop}) are outside worker {w}'s {b - a} rows."
+            )
+        return np.arange(a + start, a + stop)
+
+    def mark(self, worker: int, start: int, stop: int) -> None:
+        """Record that rows ``[start, stop)`` of `worker` arrived (structure only).
+
+        Parameters
+        ----------
+        worker, start, stop : int
+            The piece's worker and row range.
+        """
+        self._peel.add_rows(self._rows(worker, start, stop))
+
+    def add(self, piece: Piece) -> None:
+        """Record one piece (its rows and values).
+
+        Parameters
+        ----------
+        piece : Piece
+            A row range of a worker's product.
+        """
+        rows = self._rows(piece.worker, piece.start, piece.stop)
+        if rows.size == 0:
+            return
+        value = np.asarray(piece.value, dtype=np.float64)
+        if value.shape[:1] != (rows.size,):
+            raise ValueError(
+                f"piece of worker {piece.worker} must have {rows.size} rows, got "
+                f"shape {value.shape}."
+            )
+        if not np.isfinite(value).all():
+            raise NonFiniteResultError(
+                f"worker {piece.worker} returned NaN or inf.", worker=piece.worker
+            )
+        for row, v in zip(rows.tolist(), value.reshape(rows.size, -1), strict=True):
+            self._values[row] = v
+        self._peel.add_rows(rows)
+
+    @property
+    def is_decodable(self) -> bool:
+        """Whether the received rows have full column rank (peeled or solved)."""
+        return self._peel.decodable()
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """``(received rows, m)``."""
+        return self._peel.count, self._code.m
+
+    def _current_solver(self) -> _Solver:
+        """Return the solve of the received rows (re-planned after 1% more rows)."""
+        solver, count = self._solver, self._peel.count
+        if solver is None or count - solver.count >= max(1, self._code.m // 100):
+            solver = self._solver = _Solver(self._peel, self._code.generator)
+        return solver
+
+    @property
+    def needs_more(self) -> bool:
+        """Decodable, but the solve would amplify rounding more than allowed."""
+        if not self.is_decodable:
+            return False
+        return self._current_solver().amplification > self._code.max_amplification
+
+    @property
+    def condition_number(self) -> float:
+        """Estimated error amplification of the decode (NaN: not decodable yet)."""
+        if not self.is_decodable:
+            return float("nan")
+        return self._current_solver().amplification
+
+    def decode(self) -> np.ndarray:
+        """Return the product from the received rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``A @ B`` (a vector for a vector B).
+
+        Raises
+        ------
+        NotEnoughResultsError
+            The received rows do not have full column rank (the message gives the
+            rank reached).
+        DecodingError
+            The decoded product does not satisfy the received rows.
+        """
+        if not self.is_decodable:
+            raise NotEnoughResultsError(self._shortfall())
+        solver = self._current_solver()
+        if solver.count != self._peel.count:
+            solver = self._solver = _Solver(self._peel, self._code.generator)
+        Y = np.zeros((self._code.generator.shape[0], self._width()))
+        Y[solver.rows] = np.stack([self._values[r] for r in solver.rows.tolist()])
+        X = solver(Y)
+        self._check(solver, X, Y[solver.rows])
+        if solver.amplification * _EPS > TRUST_LIMIT:
+            warnings.warn(
+                IllConditionedWarning(
+                    f"the rateless decode amplifies rounding errors by about "
+                    f"{solver.amplification:.3g}; the product may be inaccurate.",
+                    solver.amplification,
+                ),
+                stacklevel=2,
+            )
+        return X[:, 0] if self._context.vector else X
+
+    def _width(self) -> int:
+        return next(iter(self._values.values())).size
+
+    def _check(self, solver: _Solver, X: np.ndarray, Y: np.ndarray) -> None:
+        """Raise `DecodingError` unless X satisfies every received row to rounding."""
+        G = self._code.generator[solver.rows]
+        residual = float(np.linalg.norm(Y - G @ X))
+        scale = (
+            float(scipy.sparse.linalg.norm(G)) * float(np.linalg.norm(X))
+            + float(np.linalg.norm(Y))
+            + self._context.scale
+        )
+        tolerance = 1024 * _EPS * math.sqrt(solver.rows.size) * scale
+        if residual > tolerance:
+            raise DecodingError(
+                f"the decoded product does not satisfy the {solver.rows.size} "
+                f"received rows (residual {residual:.3g} > tolerance "
+                f"{tolerance:.3g}): a worker returned a wrong result or the system "
+                "is too ill-conditioned."
+            )
+
+    def _shortfall(self) -> str:
+        peel, m = self._peel, self._code.m
+        unknown = int((~peel.recovered).sum())
+        matrix = peel.residual_matrix()
+        if matrix is None:
+            return (
+                f"peeling stopped with {unknown} of m={m} source rows unknown "
+                f"(more than the {MAX_RESIDUAL} the least-squares fallback solves) "
+                f"after {peel.count} received rows: rank at least {m - unknown} "
+                "reached; wait for more rows."
+            )
+        rank = m - unknown + (_numerical_rank(matrix) if matrix.size else 0)
+        return (
+            f"the {peel.count} received rows have rank {rank} < m={m}: need more "
+            "encoded rows (any rows, from any worker)."
+        )
+
+
+class _Solver:
+    """The linear map received values -> source values, peeled afresh.
+
+    ``amplification`` estimates how much the map amplifies errors in the received
+    values: ``||solve(e)|| / ||e||`` for a fixed random e.
+    """
+
+    def __init__(self, peel: _Peeler, G: scipy.sparse.csr_array):
+        self.rows = np.flatnonzero(peel.received)
+        self.count = self.rows.size
+        fresh = _Peeler(G)
+        fresh.add_rows(self.rows)
+        self.G, self.m = G, G.shape[1]
+        self.steps = fresh.steps
+        self.unknown = fresh.unknown()
+        self.residual_rows = fresh.residual_rows()
+        self.matrix = fresh.residual_matrix() if self.unknown.size else None
+        probe = np.zeros((G.shape[0], 1))
+        probe[self.rows, 0] = np.random.default_rng(0).standard_normal(self.rows.size)
+        self.amplification = float(np.linalg.norm(self(probe)) / np.linalg.norm(probe))
+
+    def __call__(self, Y: np.ndarray) -> np.ndarray:
+        X = np.zeros((self.m, Y.shape[1]))
+        for rows, cols in self.steps:
+            X[cols] = Y[rows] - self.G[rows] @ X
+        if self.unknown.size:
+            rhs = Y[self.residual_rows] - self.G[self.residual_rows] @ X
+            X[self.unknown] = np.linalg.lstsq(self.matrix, rhs, rcond=None)[0]
+        return X

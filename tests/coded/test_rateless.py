@@ -1,0 +1,288 @@
+"""LTCode: degree distributions, sparse encoding, peeling + least-squares decoding."""
+
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse
+from hypothesis import given
+from hypothesis import strategies as st
+
+from coded._resources import estimate_memory
+from coded.codes import DegreeDistribution, LTCode, Piece
+from coded.errors import DecodingError, NonFiniteResultError, NotEnoughResultsError
+
+EPS = np.finfo(np.float64).eps
+
+
+@st.composite
+def received_sets(draw):
+    """A small code, dense operands and random row ranges of random workers."""
+    m = draw(st.integers(1, 30))
+    n = draw(st.integers(1, min(4, m)))
+    overhead = draw(st.floats(1.0, 2.5))
+    distribution = draw(st.sampled_from(["robust", "wave"]))
+    code = LTCode(
+        n,
+        m,
+        overhead=overhead,
+        distribution=distribution,
+        rng=draw(st.integers(0, 2**16)),
+    )
+    pieces = []
+    for w, (a, b) in enumerate(code.row_ranges):
+        start = draw(st.integers(0, b - a))
+        stop = draw(st.integers(start, b - a))
+        pieces.append((w, start, stop))
+    seed = draw(st.integers(0, 2**16))
+    return code, pieces, np.random.default_rng(seed)
+
+
+def _feed(code, encoded, pieces, decoder):
+    rows = []
+    for w, start, stop in pieces:
+        value = code.multiply(encoded.lefts[w][start:stop], encoded.right(w))
+        decoder.add(Piece(worker=w, start=start, stop=stop, value=value))
+        a = code.row_ranges[w][0]
+        rows.extend(range(a + start, a + stop))
+    return np.array(rows, dtype=int)
+
+
+@given(received_sets())
+def test_decodes_iff_the_received_rows_have_full_rank(case):
+    code, pieces, rng = case
+    A = rng.normal(size=(code.m, 3))
+    B = rng.normal(size=(3, 2))
+    encoded = code.encode_operands(A, B)
+    decoder = code.decoder(encoded)
+    rows = _feed(code, encoded, pieces, decoder)
+    G = code.generator[rows].toarray()
+    rank = np.linalg.matrix_rank(G) if rows.size else 0
+    assert decoder.is_decodable == (rank == code.m)
+    if rank < code.m:
+        with pytest.raises(NotEnoughResultsError, match=f"rank {rank} < m={code.m}"):
+            decoder.decode()
+        return
+    product = decoder.decode()
+    np.testing.assert_allclose(product, A @ B, rtol=1e-10, atol=1e-10)
+    Y = np.vstack([code.multiply(encoded.lefts[w][a:b], B) for w, a, b in pieces])
+    reference = np.linalg.lstsq(G, Y, rcond=None)[0]
+    np.testing.assert_allclose(product, reference, rtol=1e-10, atol=1e-10)
+
+
+@given(m=st.integers(1, 30), seed=st.integers(0, 1000), data=st.data())
+def test_code_is_decodable_iff_the_workers_rows_have_full_rank(m, seed, data):
+    code = LTCode(min(m, 4), m, overhead=1.5, rng=seed)
+    workers = data.draw(st.sets(st.integers(0, code.n - 1)))
+    rows = [r for w in workers for r in range(*code.row_ranges[w])]
+    rank = np.linalg.matrix_rank(code.generator[rows].toarray()) if rows else 0
+    assert code.is_decodable(workers) == (rank == m)
+
+
+def test_whole_workers_decodability_matches_the_decoder():
+    code = LTCode(5, 40, overhead=1.5, rng=3)
+    A, x = np.random.default_rng(0).normal(size=(40, 2)), np.ones(2)
+    encoded = code.encode_operands(A, x)
+    for workers in ([0, 1, 2], [0, 1, 2, 3], list(range(5))):
+        decoder = code.decoder(encoded)
+        _feed(code, encoded, [(w, 0, code.loads[w]) for w in workers], decoder)
+        assert code.is_decodable(workers) == decoder.is_decodable
+
+
+@pytest.mark.parametrize("m", [1000, 5000])
+def test_streamed_decode_is_accurate(m):
+    rng = np.random.default_rng(1)
+    code = LTCode(8, m, rng=2)
+    A, x = rng.normal(size=(m, 10)), rng.normal(size=10)
+    encoded = code.encode_operands(A, x)
+    decoder = code.decoder(encoded)
+    batches = [
+        (w, s, min(s + m // 50, b - a))
+        for w, (a, b) in enumerate(code.row_ranges)
+        for s in range(0, b - a, m // 50)
+    ]
+    for i in rng.permutation(len(batches)):
+        _feed(code, encoded, [batches[i]], decoder)
+        if decoder.is_decodable and not decoder.needs_more:
+            break
+    received, needed = decoder.progress
+    assert needed == m
+    assert m <= received <= 1.3 * m
+    product = decoder.decode()
+    assert product.shape == (m,)
+    assert np.linalg.norm(product - A @ x) <= 1e-12 * np.linalg.norm(A @ x)
+
+
+def _sparse_nonnegative(m, d, density, seed):
+    return scipy.sparse.random_array(
+        (m, d),
+        density=density,
+        format="csr",
+        rng=seed,
+        data_sampler=lambda size: np.random.default_rng(seed).uniform(1, 2, size),
+    )
+
+
+@given(m=st.integers(3, 40), seed=st.integers(0, 1000))
+def test_sparse_shares_stay_sparse_with_degree_weighted_nonzeros(m, seed):
+    A = _sparse_nonnegative(m, 6, 0.3, seed)
+    code = LTCode(3, m, rng=seed)
+    encoded = code.encode_operands(A, np.ones(6))
+    assert all(scipy.sparse.issparse(s) and s.format == "csr" for s in encoded.lefts)
+    nnz = sum(s.nnz for s in encoded.lefts)
+    pattern = (code.generator @ (A != 0).astype(float)).toarray()
+    assert nnz == np.count_nonzero(pattern)  # nonnegative data: no cancellation
+    assert nnz <= int((code.generator @ np.diff(A.indptr)).sum())
+    # source rows with disjoint patterns: exactly the degree-weighted sum
+    disjoint = scipy.sparse.csr_array(np.eye(m) * np.arange(1, m + 1))
+    shares = code.encode_operands(disjoint, np.ones(m)).lefts
+    assert sum(s.nnz for s in shares) == int(np.diff(code.generator.indptr).sum())
+
+
+def test_sparse_product_within_eps():
+    m = 3000
+    A = _sparse_nonnegative(m, 200, 0.02, 5)
+    x = np.random.default_rng(5).normal(size=(200, 2))
+    code = LTCode(4, m, rng=5)
+    encoded = code.encode_operands(A, x)
+    results = {w: code.multiply(encoded.lefts[w], x) for w in range(4)}
+    product = code.decode_results(encoded, results)
+    assert isinstance(product, np.ndarray)
+    assert np.linalg.norm(product - A @ x) <= 1e3 * EPS * np.linalg.norm(A @ x)
+
+
+@pytest.mark.parametrize("fmt", ["csc", "coo"])
+def test_csc_and_coo_are_converted_to_csr(fmt):
+    A = _sparse_nonnegative(20, 5, 0.4, 1)
+    code = LTCode(2, 20, rng=0)
+    expected = code.encode_operands(A, np.ones(5)).lefts
+    got = code.encode_operands(A.asformat(fmt), np.ones(5)).lefts
+    for share, ref in zip(got, expected, strict=True):
+        assert share.format == "csr"
+        np.testing.assert_array_equal(share.toarray(), ref.toarray())
+
+
+def test_dense_shares_stay_dense():
+    code = LTCode(2, 10, rng=0)
+    encoded = code.encode_operands(np.ones((10, 3)), np.ones(3))
+    assert all(isinstance(s, np.ndarray) for s in encoded.lefts)
+
+
+@pytest.mark.parametrize(
+    ("A", "error", "match"),
+    [
+        ([[1.0, 2.0]] * 10, TypeError, "`A` must be a numpy array or a scipy.sparse"),
+        (scipy.sparse.lil_array(np.ones((10, 2))), TypeError, "LIL.*CSR, CSC or COO"),
+        (np.ones((9, 2)), ValueError, "`A` must have m=10 rows"),
+        (np.full((10, 2), np.nan), ValueError, "`A` must be finite"),
+    ],
+)
+def test_bad_operands_are_named(A, error, match):
+    with pytest.raises(error, match=match):
+        LTCode(2, 10).encode_operands(A, np.ones(2))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"overhead": 0.9}, "`overhead`"),
+        ({"distribution": "ideal"}, "`distribution` must be 'robust', 'wave'"),
+        (
+            {"distribution": DegreeDistribution([0, 0, 0, 1])},
+            "degrees up to 4, above m=3",
+        ),
+        ({"n": 5}, "at least n=5"),
+    ],
+)
+def test_bad_code_parameters_are_named(kwargs, match):
+    params = {"n": 2, "m": 3} | kwargs
+    with pytest.raises(
+        ValueError, match=re.escape(match) if "'" not in match else match
+    ):
+        LTCode(params.pop("n"), params.pop("m"), **params)
+
+
+@pytest.mark.parametrize(
+    ("probabilities", "match"),
+    [
+        ([0.5, 0.4], "`probabilities` must sum to 1"),
+        ([0.5, 0.5 + 1e-9], "`probabilities` must sum to 1"),
+        ([1.5, -0.5], "nonnegative"),
+        ([], "non-empty"),
+    ],
+)
+def test_degree_distribution_must_sum_to_one(probabilities, match):
+    with pytest.raises(ValueError, match=match):
+        DegreeDistribution(probabilities)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 10, 1000, 100_000])
+def test_soliton_distributions_sum_to_one(m):
+    for dist in (
+        DegreeDistribution.robust_soliton(m),
+        DegreeDistribution.wave_soliton(m),
+    ):
+        assert abs(dist.probabilities.sum() - 1) <= 1e-12
+        assert 1 <= dist.max_degree <= m
+
+
+def test_wave_soliton_matches_its_definition():
+    p = DegreeDistribution.wave_soliton(100).probabilities
+    tau = 35 / 18
+    np.testing.assert_allclose(
+        p[[0, 1, 2, 9]], tau * np.array([1 / 100, 1 / 70, 1 / 6, 1 / 90])
+    )
+
+
+def test_robust_soliton_parameters_are_checked():
+    with pytest.raises(ValueError, match="`delta`"):
+        DegreeDistribution.robust_soliton(10, delta=1.0)
+    with pytest.raises(ValueError, match="`c`"):
+        DegreeDistribution.robust_soliton(10, c=0.0)
+
+
+def test_sampling_and_generator_are_seeded():
+    dist = DegreeDistribution.robust_soliton(500)
+    np.testing.assert_array_equal(dist.sample(100, 3), dist.sample(100, 3))
+    a, b = LTCode(3, 50, rng=4).generator, LTCode(3, 50, rng=4).generator
+    assert (a != b).nnz == 0
+    degrees = np.diff(a.indptr)
+    assert degrees.min() >= 1
+    assert a.max() == 1  # distinct columns per row
+
+
+def test_a_wrong_result_raises_instead_of_returning_a_product():
+    code = LTCode(4, 200, rng=1)
+    A, x = np.random.default_rng(0).normal(size=(200, 3)), np.ones(3)
+    encoded = code.encode_operands(A, x)
+    results = {w: code.multiply(encoded.lefts[w], x) for w in range(4)}
+    results[2] = results[2].copy()
+    results[2][5] += 1.0
+    with pytest.raises(DecodingError, match="does not satisfy"):
+        code.decode_results(encoded, results)
+
+
+def test_non_finite_result_names_the_worker():
+    code = LTCode(2, 10, rng=0)
+    encoded = code.encode_operands(np.ones((10, 2)), np.ones(2))
+    decoder = code.decoder(encoded)
+    with pytest.raises(NonFiniteResultError) as info:
+        decoder.add(Piece(worker=1, start=0, stop=2, value=np.array([np.inf, 1.0])))
+    assert info.value.worker == 1
+
+
+def test_mark_tracks_decodability_without_values():
+    code = LTCode(3, 30, overhead=2.0, rng=0)
+    encoded = code.encode_operands(np.ones((30, 2)), np.ones(2))
+    decoder = code.decoder(encoded)
+    for w in range(3):
+        decoder.mark(w, 0, code.loads[w])
+    assert decoder.is_decodable == code.is_decodable(range(3))
+
+
+def test_memory_estimate_counts_nonzeros():
+    code = LTCode(4, 10_000, rng=0)
+    dense = estimate_memory(code, 10_000, 1000, 1)
+    sparse = estimate_memory(code, 10_000, 1000, 1, nnz=10_000)
+    assert sparse.client_bytes < dense.client_bytes / 50
+    assert max(sparse.worker_bytes) < max(dense.worker_bytes) / 20

@@ -1,0 +1,61 @@
+"""scheme="rateless" on the embedded cluster: dense and CSR A, one straggler."""
+
+import numpy as np
+import pytest
+import scipy.sparse
+from conftest import N_WORKERS
+
+from coded import Stragglers, coded_matmul
+from coded.errors import NotEnoughResultsError
+
+M = 2000
+
+
+def _sparse(seed):
+    rng = np.random.default_rng(seed)
+    return scipy.sparse.random_array(
+        (M, 40), density=0.05, format="csr", rng=seed, data_sampler=rng.normal
+    )
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rateless_decodes_without_the_straggler(client, sparse):
+    rng = np.random.default_rng(3)
+    A = _sparse(3) if sparse else rng.normal(size=(M, 40))
+    x = rng.normal(size=(40, 2))
+    result = coded_matmul(
+        A,
+        x,
+        scheme="rateless",
+        client=client,
+        n=N_WORKERS,
+        timeout=30,
+        stragglers=Stragglers(delays={2: 60.0}),
+    )
+    expected = A @ x
+    assert np.linalg.norm(result.product - expected) <= 1e-11 * np.linalg.norm(expected)
+    assert 2 not in result.used_workers
+
+
+def test_rateless_raises_when_too_few_rows_can_arrive(client):
+    A, x = np.ones((M, 3)), np.ones(3)
+    with pytest.raises(NotEnoughResultsError, match=r"timeout after 1\.0 s"):
+        coded_matmul(
+            A,
+            x,
+            scheme="rateless",
+            client=client,
+            n=N_WORKERS,
+            timeout=1.0,
+            stragglers=Stragglers(delays={0: 60.0, 1: 60.0}),
+        )
+
+
+def test_mds_refuses_sparse_a_and_names_rateless(client):
+    with pytest.raises(TypeError, match="scheme='rateless'"):
+        coded_matmul(_sparse(0), np.ones(40), scheme="mds", client=client)
+
+
+def test_rateless_takes_no_k_r_or_field(client):
+    with pytest.raises(ValueError, match="scheme='rateless' has no `k`"):
+        coded_matmul(np.ones((M, 3)), np.ones(3), scheme="rateless", k=3, client=client)
