@@ -142,6 +142,13 @@ class Fail:
 Action = SubmitShuffle | CancelMaps | Quorum | Finish | Fail
 
 
+def _task_error(event: TaskFailed) -> MapReduceTaskError:
+    """Return the error a failed task ends a job with, chained to the task's own."""
+    error = MapReduceTaskError(f"{event.stage} failed {event.where}: {event.error!r}")
+    error.__cause__ = event.error
+    return error
+
+
 def follow_data(plan: ShufflePlan, holders: Sequence[int | None]) -> ShufflePlan:
     """Move each file of a one-copy placement to the node that already holds it.
 
@@ -216,11 +223,7 @@ class JobState:
         if self.is_over:
             return []
         if isinstance(event, TaskFailed):
-            error = MapReduceTaskError(
-                f"{event.stage} failed {event.where}: {event.error!r}"
-            )
-            error.__cause__ = event.error
-            return self._fail(error)
+            return self._fail(_task_error(event))
         if isinstance(event, MapDone) and (event.file, event.node) in self.pending:
             self.pending.discard((event.file, event.node))
             self.finished.add((event.file, event.node))
@@ -409,11 +412,7 @@ class QuorumState:
         if self.is_over:
             return []
         if isinstance(event, TaskFailed):
-            error = MapReduceTaskError(
-                f"{event.stage} failed {event.where}: {event.error!r}"
-            )
-            error.__cause__ = event.error
-            return self._end(Fail(error=error))
+            return self._end(Fail(error=_task_error(event)))
         if isinstance(event, NodeMapped):
             if event.node not in self.lost and event.node not in self.finished:
                 self.finished.append(event.node)
