@@ -398,6 +398,9 @@ class _Job:
         self.stragglers: set[int] = set()
         self.cancelled_maps = 0
         self._checked_at = 0.0
+        # nodes whose loss after the map stage ends the job (a cut straggler's
+        # does not)
+        self.needed: set[int] = set(range(K))
 
     # -- submission and liveness
 
@@ -448,7 +451,7 @@ class _Job:
                 progressed = len(pending) - len(still)
                 bar.update(progressed)
                 pending = still
-                if pending and not progressed and self.newly_lost():
+                if pending and not progressed and self.newly_lost() & self.needed:
                     raise MapReduceTaskError(
                         f"{stage}: nodes {sorted(self.lost)} (workers "
                         f"{[self.addresses[k] for k in sorted(self.lost)]}) were lost "

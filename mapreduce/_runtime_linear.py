@@ -180,6 +180,7 @@ class _LinearJob(_Job):
                 for future in pending.values():
                     future.cancel()
             elif isinstance(action, Quorum):
+                self.needed = set(action.finishers)
                 return action.finishers
         return None
 
