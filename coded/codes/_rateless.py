@@ -195,19 +195,38 @@ class DegreeDistribution:
 def _distinct_columns(
     degrees: np.ndarray, m: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Column indices of every row (row-major): `degrees[i]` distinct ones each.
+    """Column indices of every row (row-major, sorted): `degrees[i]` distinct each.
 
-    Draws with replacement and redraws duplicates until none is left; the result
-    is invariant under relabelling the columns, hence uniform over the subsets.
+    A row of degree above ``m / 4`` (about one per code) draws without
+    replacement; the others draw with replacement and redraw duplicates, re-sorting
+    only the rows that had one, until none is left (each round keeps at most a
+    quarter of them). Either way a row's set is uniform over the subsets.
     """
+    starts = np.concatenate(([0], np.cumsum(degrees)))
+    cols = np.empty(int(starts[-1]), dtype=np.int64)
+    big = 4 * degrees > m
+    for row in np.flatnonzero(big).tolist():
+        drawn = rng.choice(m, size=int(degrees[row]), replace=False)
+        cols[starts[row] : starts[row + 1]] = np.sort(drawn)
+    small = np.repeat(~big, degrees)
+    cols[small] = _redraw_duplicates(np.where(big, 0, degrees), m, rng)
+    return cols
+
+
+def _redraw_duplicates(
+    degrees: np.ndarray, m: int, rng: np.random.Generator
+) -> np.ndarray:
     rows = np.repeat(np.arange(degrees.size, dtype=np.int64), degrees)
-    keys = rows * m + rng.integers(m, size=rows.size)
+    keys = np.sort(rows * m + rng.integers(m, size=rows.size))
     while True:
-        keys.sort()
         dup = np.flatnonzero(keys[1:] == keys[:-1]) + 1
         if dup.size == 0:
             return keys - rows * m
         keys[dup] = rows[dup] * m + rng.integers(m, size=dup.size)
+        touched = np.zeros(degrees.size, dtype=bool)
+        touched[rows[dup]] = True
+        where = np.flatnonzero(touched[rows])  # whole rows: sorting keeps order
+        keys[where] = np.sort(keys[where])
 
 
 def _lt_generator(

@@ -272,6 +272,7 @@ class RunState:
         self.code, self.decoder = code, decoder
         self.check, self.verify = check, verify
         self.suspects: dict[int, str] = {}  # code worker -> its wrong piece
+        self._decodable_possible: frozenset[int] | None = None  # last checked
         self.addresses, self.batches = list(addresses), batches
         self.timeout, self.policy = timeout, policy
         self.submitted_at = 0.0
@@ -418,7 +419,7 @@ class RunState:
         actions: list[Action] = self._retries()
         if decodable:  # the guard waits for more pieces
             return actions
-        if not self.code.is_decodable(self._possible()):
+        if not self._can_still_decode():
             why = "no decodable set of results can still arrive"
             error = self._inconsistent() if self.suspects else self._not_enough(why)
             return actions + self._end(Fail(error=error))
@@ -451,6 +452,19 @@ class RunState:
             actions.append(Retry(tasks=tuple(t.task for t in chain)))
         self._collateral.clear()
         return actions
+
+    def _can_still_decode(self) -> bool:
+        """Whether the workers whose results may still arrive decode (memoised).
+
+        A code's check can be costly (an LT code peels all its rows), and the
+        set of possible workers changes only when tasks fail or workers leave.
+        """
+        possible = frozenset(self._possible())
+        if possible != self._decodable_possible:
+            if not self.code.is_decodable(possible):
+                return False
+            self._decodable_possible = possible
+        return True
 
     def _possible(self) -> set[int]:
         """Workers whose results may still arrive (or already did)."""
