@@ -13,7 +13,7 @@ from mapreduce._emulator import check_bandwidth
 from mapreduce._network import DELIVERIES
 from theory.validation import check_real, replace_options, warn_renamed
 
-__all__ = ["OUTPUTS", "MapReduceOptions", "mapreduce_options"]
+__all__ = ["OUTPUTS", "MapReduceOptions", "mapreduce_options", "worker_addresses"]
 
 OUTPUTS: tuple[str, ...] = ("dict", "bag", "dataframe")
 
@@ -117,3 +117,25 @@ def mapreduce_options(
             stacklevel=4,
         )
     return options
+
+
+def worker_addresses(client: Any, K: int) -> list[str]:
+    """Return the addresses of the first `K` workers of `client` (sorted).
+
+    Raises
+    ------
+    TypeError
+        `client` is not a ``distributed.Client``.
+    ValueError
+        `client` has fewer than `K` workers.
+    """
+    if not callable(getattr(client, "nthreads", None)):
+        raise TypeError(
+            f"`client` must be a distributed.Client, got {type(client).__name__}."
+        )
+    addresses = sorted(client.nthreads())
+    if len(addresses) < K:
+        raise ValueError(
+            f"the client must have at least K={K} workers, got {len(addresses)}."
+        )
+    return addresses[:K]

@@ -35,7 +35,7 @@ from mapreduce._coding import EncodedPacket, build_packet, decode_received
 from mapreduce._emulator import Link
 from mapreduce._errors import MapReduceTaskError
 from mapreduce._network import FRAME_HEADER_BYTES, frames_of, plan_traffic
-from mapreduce._options import MapReduceOptions
+from mapreduce._options import MapReduceOptions, worker_addresses
 from mapreduce._placement import Placement
 from mapreduce._plan import Packet, ShufflePlan
 from mapreduce._records import MapReduceRecord, MapReduceResult, plan_record_fields
@@ -384,12 +384,8 @@ class _Job:
         self, dask: Client, placement: Placement, options: MapReduceOptions
     ) -> None:
         K = placement.K
-        addresses = sorted(dask.nthreads())
-        if len(addresses) < K:
-            raise ValueError(
-                f"the client must have at least K={K} workers, got {len(addresses)}."
-            )
-        self.dask, self.placement, self.addresses = dask, placement, addresses[:K]
+        self.dask, self.placement = dask, placement
+        self.addresses = worker_addresses(dask, K)
         self.options = options
         self.prefix = f"mr-{uuid.uuid4().hex[:10]}-"
         self.maps: dict[tuple[int, int], Future] = {}

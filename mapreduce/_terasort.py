@@ -21,7 +21,7 @@ import numpy as np
 
 from mapreduce._examples import _map_partitions, _own_reducer
 from mapreduce._job import run_mapreduce
-from mapreduce._options import MapReduceOptions
+from mapreduce._options import MapReduceOptions, worker_addresses
 from mapreduce._placement import Placement, place_li
 from mapreduce._records import MapReduceRecord, MapReduceResult
 from mapreduce._teravalidate import (
@@ -152,9 +152,10 @@ def terasort(
     n_records = check_int(n_records, "n_records", min_value=0)
     seed = check_int(seed, "seed", min_value=0)
     placement = _placement(K, r, partitions)
-    addresses = _workers(client, placement.K)
-    options = _dict_options(options)
     from mapreduce._runtime_terasort import generate_inputs, keep_sorted, summarize
+
+    addresses = worker_addresses(client, placement.K)
+    options = _dict_options(options)
 
     base, extra = divmod(n_records, placement.N)
     sizes = [base + (f < extra) for f in range(placement.N)]
@@ -319,14 +320,15 @@ def sort_frame(
     by = check_sort_column(frame.columns, by)
     batches = _placement(K, r, None).N
     placement = _placement(K, r, batches * max(1, round(frame.npartitions / batches)))
-    _workers(client, placement.K)
-    options = _dict_options(options)
     from mapreduce._runtime_terasort import (
         frame_output,
         frame_splitters,
         keep_sorted_frame,
         summarize,
     )
+
+    worker_addresses(client, placement.K)
+    options = _dict_options(options)
 
     parts = frame.to_delayed()
     splitters = frame_splitters(client, parts, by, placement.K)
@@ -355,17 +357,3 @@ def _dict_options(options: object) -> MapReduceOptions:
             f"`options` must be a MapReduceOptions, got {type(options).__name__}."
         )
     return dataclasses.replace(options, output="dict")
-
-
-def _workers(client: Any, K: int) -> list[str]:
-    """Return the first K workers' addresses; raise for a bad client."""
-    if not callable(getattr(client, "nthreads", None)):
-        raise TypeError(
-            f"`client` must be a distributed.Client, got {type(client).__name__}."
-        )
-    addresses = sorted(client.nthreads())
-    if len(addresses) < K:
-        raise ValueError(
-            f"the client must have at least K={K} workers, got {len(addresses)}."
-        )
-    return addresses[:K]
