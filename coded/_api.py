@@ -25,7 +25,6 @@ from coded._dispatch import (
     execution_options,
     given_code,
     is_dask_array,
-    is_sparse,
     resolve_workers,
     run_encoded,
     run_encoded_async,
@@ -37,6 +36,7 @@ from coded._result import MatmulResult
 from coded._twins import same_parameters
 from coded.codes import Code
 from coded.codes.interface import FieldLike
+from theory.validation import is_sparse
 
 if TYPE_CHECKING:
     from distributed import Client

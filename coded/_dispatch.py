@@ -29,6 +29,7 @@ from theory.validation import (
     check_int,
     check_k_of_n,
     check_real,
+    is_sparse,
     replace_options,
 )
 
@@ -50,7 +51,6 @@ __all__ = [
     "execution_options",
     "given_code",
     "is_dask_array",
-    "is_sparse",
     "piece_check",
     "prime_of",
     "product_layout",
@@ -170,12 +170,6 @@ def execution_options(
 ) -> ExecutionOptions:
     """Return `options` (default: the defaults) updated with keyword `fields`."""
     return replace_options(options, ExecutionOptions, fields, caller)
-
-
-def is_sparse(value: object) -> bool:
-    """Whether `value` is a scipy.sparse matrix or array (without importing scipy)."""
-    sparse = sys.modules.get("scipy.sparse")
-    return sparse is not None and bool(sparse.issparse(value))
 
 
 def is_dask_array(value: object) -> bool:

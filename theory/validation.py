@@ -32,6 +32,7 @@ __all__ = [
     "check_real",
     "check_real_vector",
     "is_prime",
+    "is_sparse",
     "replace_options",
     "warn_renamed",
 ]
@@ -297,7 +298,7 @@ def check_finite_matrix(
     >>> check_finite_matrix([[1, 2]], "A").dtype.kind
     'i'
     """
-    if _is_sparse(values):
+    if is_sparse(values):
         raise TypeError(
             f"`{name}` is a sparse matrix ({type(values).__name__}); coded encodes "
             f"dense arrays only: pass `{name}.toarray()` (coded shares of a sparse "
@@ -356,8 +357,22 @@ def all_finite(array: np.ndarray) -> bool:
     )
 
 
-def _is_sparse(values: object) -> bool:
-    """Whether `values` is a scipy.sparse matrix or array (scipy not imported)."""
+def is_sparse(values: object) -> bool:
+    """Return whether `values` is a scipy.sparse matrix or array.
+
+    Does not import scipy (a value can only be sparse once it is loaded).
+
+    Parameters
+    ----------
+    values : object
+        Anything.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_sparse(np.eye(2))
+    False
+    """
     sparse = sys.modules.get("scipy.sparse")
     return sparse is not None and bool(sparse.issparse(values))
 
