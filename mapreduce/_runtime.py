@@ -54,13 +54,35 @@ from mapreduce._state import (
     follow_data,
 )
 
-__all__ = ["execute_mapreduce", "to_output"]
+__all__ = ["StoredCopies", "execute_mapreduce", "to_output"]
 
 Values = tuple[bytes, ...]  # one map output: a pickled list of pairs per reducer
 _POLL_SECONDS = 0.2  # a wait returns as soon as a task finishes
 _LIVENESS_SECONDS = 1.0  # asking the scheduler for its workers is a round trip
 _CANCEL_EVERY = 64  # pairs between two looks at the cancel signal
 _MIN_GRACE_SECONDS = 0.5  # task dispatch noise; short next to a real map stage
+
+
+class StoredCopies:
+    """An input file already stored on its nodes: node -> a future held there.
+
+    Given as a file, each node maps its own copy; no map task waits for its
+    input to move.
+
+    Parameters
+    ----------
+    copies : dict of int to distributed.Future
+        The file's copy on each node that stores it (by node index).
+    """
+
+    def __init__(self, copies: dict[int, Future]) -> None:
+        self.copies = copies
+
+    @property
+    def first(self) -> Future:
+        """One copy of the file (the lowest node's)."""
+        return self.copies[min(self.copies)]
+
 
 # ----------------------------------------------------------------- worker side
 
@@ -481,7 +503,9 @@ class _Job:
         inputs = {}
         for k in range(self.placement.K):
             local = self.placement.files_of(k)
-            if local and isinstance(files[0], Future):
+            if local and isinstance(files[0], StoredCopies):
+                inputs |= {(f, k): files[f].copies[k] for f in local}
+            elif local and isinstance(files[0], Future):
                 inputs |= {(f, k): files[f] for f in local}
             elif local and (data := self.scatter(k, [_dumps(files[f]) for f in local])):
                 inputs |= dict(zip(((f, k) for f in local), data, strict=True))
