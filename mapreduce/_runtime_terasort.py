@@ -23,7 +23,7 @@ import pandas as pd
 from distributed import Client, Future, get_worker, wait
 
 from mapreduce._errors import MapReduceTaskError
-from mapreduce._examples import sort_records
+from mapreduce._examples import sort_rows
 from mapreduce._runtime import StoredCopies
 from mapreduce._teravalidate import (
     RECORD_BYTES,
@@ -117,9 +117,11 @@ def keep_sorted(token: str, k: int, blobs: list[bytes]) -> tuple[str, int]:
 
     Returns the worker's address and the number of records kept.
     """
-    records = sort_records(b"".join(blobs))
-    _keep(token, k, np.frombuffer(records, np.uint8).reshape(-1, RECORD_BYTES))
-    return get_worker().address, len(records) // RECORD_BYTES
+    records = sort_rows(
+        np.frombuffer(b"".join(blobs), np.uint8).reshape(-1, RECORD_BYTES)
+    )
+    _keep(token, k, records)
+    return get_worker().address, len(records)
 
 
 def keep_sorted_frame(
