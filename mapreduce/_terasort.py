@@ -59,9 +59,8 @@ class TeraSortRun:
         The sort's loads, bytes and stage times.
     generate_seconds, sort_seconds, validate_seconds : float
         Wall-clock seconds of the three phases, one after the other: generating
-        and summarizing the input; sorting (``run_mapreduce``, its map stage
-        including moving input copies to their nodes); summarizing the output
-        and checking it.
+        the input, copying it to all its nodes and summarizing it; sorting
+        (``run_mapreduce``); summarizing the output and checking it.
     """
 
     partitions: list[Future]
