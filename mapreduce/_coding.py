@@ -56,12 +56,16 @@ def decode_segment(
             f"a segment is longer than the payload ({payload.size} bytes); the "
             "packet and the side information disagree."
         )
-    return _xor_padded([payload, *known], payload.size)[:length]
+    out = payload[:length].copy()  # zero padding beyond `length` is never kept
+    for part in known:
+        n = min(part.size, length)
+        out[:n] ^= part[:n]
+    return out
 
 
 def join_segments(parts: Sequence[np.ndarray]) -> bytes:
     """Concatenate segments (in index order) back into the value's bytes."""
-    return np.concatenate(parts).tobytes() if parts else b""
+    return b"".join(np.ascontiguousarray(part, dtype=np.uint8) for part in parts)
 
 
 def _segment_bytes(maps: MapOutputs, segment: Segment) -> np.ndarray:
