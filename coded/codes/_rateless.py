@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
@@ -620,8 +621,17 @@ class _Peeler:
         touched = touched[keep]
         np.subtract.at(self.remaining, touched, 1)
         np.subtract.at(self.unknown_sum, touched, cols[owner[keep]])
-        candidates = np.unique(touched)
-        return candidates[(self.remaining[candidates] == 1) & ~self.used[candidates]]
+        ready = touched[(self.remaining[touched] == 1) & ~self.used[touched]]
+        return np.unique(ready)
+
+    def _most_shared_column(self, pending: np.ndarray) -> np.ndarray:
+        """Return the unknown column in most of the lowest-degree pending rows."""
+        degree = self.remaining[pending]
+        rows = pending[degree == degree.min()]
+        G = self.pattern.G
+        cols, _ = _gather(G.indptr, G.indices, rows)
+        cols = cols[~self.recovered[cols]]
+        return np.array([np.argmax(np.bincount(cols))], dtype=np.int64)
 
     def inactivate(self, limit: int) -> bool:
         """Inactivate columns until all are resolved (False: more than `limit`)."""
@@ -629,11 +639,8 @@ class _Peeler:
         total = self.inactive.size
         while self.unknown:
             pending = np.flatnonzero(self.received & ~self.used & (self.remaining > 1))
-            if pending.size:  # all but one unknown column of a lowest-degree row
-                row = pending[np.argmin(self.remaining[pending])]
-                G = self.pattern.G
-                cols = G.indices[G.indptr[row] : G.indptr[row + 1]]
-                cols = cols[~self.recovered[cols]][1:]
+            if pending.size:
+                cols = self._most_shared_column(pending)
             else:  # in no received row: rank deficient
                 cols = np.flatnonzero(~self.recovered)
             total += cols.size
@@ -713,13 +720,13 @@ class _Solver:
         S = extra[:, self.inactive].toarray() - self._extra_pivots @ self._XB
         if S.shape[0] == 0:
             return
-        U, s, Vt = np.linalg.svd(S, full_matrices=False)
-        if s[0] == 0:
+        Q, R, order = scipy.linalg.qr(S, mode="economic", pivoting=True)
+        diagonal = np.abs(np.diag(R))
+        if diagonal.size == 0 or diagonal[0] == 0:
             return
-        kept = int((s > s[0] * max(S.shape) * _EPS).sum())
+        kept = int((diagonal > diagonal[0] * max(S.shape) * _EPS).sum())
         self.rank += kept
-        if kept == self.inactive.size:
-            self._pinv = (Vt.T / s) @ U.T
+        self._least_squares = (Q, R, order)
 
     def _triangular(self, rhs: np.ndarray) -> np.ndarray:
         if self._lu is None:
@@ -731,7 +738,9 @@ class _Solver:
         pivoted = self._triangular(Y[self.pivot_rows])
         if self.inactive.size:
             rhs = Y[self.extra_rows] - self._extra_pivots @ pivoted
-            solved = self._pinv @ rhs
+            Q, R, order = self._least_squares
+            solved = np.empty((order.size, rhs.shape[1]))
+            solved[order] = scipy.linalg.solve_triangular(R, Q.T @ rhs)
             X[self.inactive] = solved
             pivoted -= self._XB @ solved
         X[self.pivot_cols] = pivoted
