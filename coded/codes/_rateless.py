@@ -3,9 +3,10 @@ r"""Rateless (LT / fountain) codes over the reals: sparse generators, peeling de
 Each encoded row is the sum of a few distinct source rows (its *degree* drawn from a
 :class:`DegreeDistribution`), so the generator ``G`` is a 0/1 ``scipy.sparse`` CSR
 matrix and a CSR A stays sparse in the shares. The decoder peels (a received row
-with one unrecovered source row recovers it) and, when the ripple of degree-one
-rows empties, solves the remaining unknowns by dense least squares over every
-received row that holds them; the decoded product is then checked against the
+with one unrecovered source row recovers it) on integer arrays and, when the ripple
+of degree-one rows empties, inactivates a source row and peels on; the peeled rows
+form a sparse unit triangular system (one SuperLU factor) and the inactive rows a
+small dense least-squares system. The decoded product is checked against the
 whole received system (and refined), so a decode never returns a wrong product.
 """
 
@@ -348,10 +349,12 @@ class LTCode(Code):
     The generator ``G`` (:attr:`generator`) is a 0/1 CSR matrix; ``G @ A`` keeps a
     CSR A sparse (the encoded nonzeros are at most the degree-weighted sum of the
     source rows' nonzeros) and a dense A dense. Decoding peels degree-one rows
-    and, if the ripple empties, solves the at most :data:`MAX_RESIDUAL` remaining
-    unknowns by dense least squares over all received rows holding them (rank
-    checked against ``eps``); the result is refined and checked against the whole
-    received system. See ``docs/theory/rateless.md``.
+    and, if the ripple empties, inactivates source rows (at most
+    :data:`MAX_RESIDUAL`) and peels on; the peeled rows are one sparse triangular
+    solve, the inactive ones a small dense least-squares solve (rank checked
+    against ``eps``); the result is refined and checked against the whole received
+    system. Generators of a named distribution and an integer `rng` are built once
+    and cached (codes are immutable). See ``docs/theory/rateless.md``.
 
     Examples
     --------
