@@ -776,7 +776,6 @@ class LTDecoder(Decoder):
         self._peel = _Peeler(code._pattern)
         self._blocks: list[tuple[np.ndarray, np.ndarray]] = []
         self._solver: _Solver | None = None
-        self._planned = -1
 
     def _rows(self, worker: int, start: int, stop: int) -> np.ndarray:
         w = check_int(worker, "piece.worker", min_value=0, max_value=self._code.n - 1)
@@ -822,11 +821,19 @@ class LTDecoder(Decoder):
         self._peel.add_rows(rows)
 
     def _current_solver(self) -> _Solver | None:
-        """Return the plan of the received rows (re-planned when rows arrived)."""
-        if self._planned != self._peel.count:
-            self._solver = _plan(self._peel)
-            self._planned = self._peel.count
-        return self._solver
+        """Return the plan of the received rows.
+
+        A full-rank plan is kept until 1% of m more rows arrived (its rows still
+        determine the product, and more rows only lower the amplification).
+        """
+        count, solver = self._peel.count, self._solver
+        if solver is None or not solver.full_rank:
+            stale = solver is None or solver.count != count
+        else:
+            stale = count - solver.count >= max(1, self._code.m // 100)
+        if stale:
+            self._solver = solver = _plan(self._peel)
+        return solver
 
     @property
     def is_decodable(self) -> bool:
