@@ -532,11 +532,17 @@ class _Pattern:
     col_ptr: np.ndarray
     col_rows: np.ndarray
     degree: np.ndarray
+    index_sum: np.ndarray  # per row, the sum of its column indices
 
     @classmethod
     def of(cls, G: scipy.sparse.csr_array) -> _Pattern:
         csc = G.tocsc()
-        return cls(G, csc.indptr, csc.indices, np.diff(G.indptr))
+        degree = np.diff(G.indptr)
+        index_sum = np.zeros(G.shape[0], dtype=np.int64)
+        nonempty = degree > 0
+        starts = G.indptr[:-1][nonempty]
+        index_sum[nonempty] = np.add.reduceat(G.indices.astype(np.int64), starts)
+        return cls(G, csc.indptr, csc.indices, degree, index_sum)
 
 
 @functools.lru_cache(maxsize=8)
@@ -563,9 +569,8 @@ def _gather(
     starts = indptr[picks]
     lengths = indptr[picks + 1] - starts
     owner = np.repeat(np.arange(picks.size), lengths)
-    first = np.cumsum(lengths) - lengths
-    offsets = np.arange(owner.size) - first[owner]
-    return indices[starts[owner] + offsets], owner
+    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return indices[np.arange(owner.size) + shift], owner
 
 
 class _Peeler:
@@ -597,13 +602,15 @@ class _Peeler:
             return
         self.received[rows] = True
         self.count += rows.size
-        G = self.pattern.G
-        cols, owner = _gather(G.indptr, G.indices, rows)
-        keep = ~self.recovered[cols]
-        owner, cols = owner[keep], cols[keep]
-        self.remaining[rows] = np.bincount(owner, minlength=rows.size)
-        sums = np.bincount(owner, weights=cols, minlength=rows.size)
-        self.unknown_sum[rows] = np.rint(sums).astype(np.int64)
+        self.remaining[rows] = self.pattern.degree[rows]
+        self.unknown_sum[rows] = self.pattern.index_sum[rows]
+        if self.unknown < self.recovered.size:  # subtract the recovered columns
+            G = self.pattern.G
+            cols, owner = _gather(G.indptr, G.indices, rows)
+            known = self.recovered[cols]
+            owner, cols = owner[known], cols[known]
+            self.remaining[rows] -= np.bincount(owner, minlength=rows.size)
+            np.subtract.at(self.unknown_sum, rows[owner], cols)
         self._peel(rows[self.remaining[rows] == 1])
 
     def _peel(self, ripple: np.ndarray) -> None:
@@ -671,6 +678,35 @@ def _plan(peel: _Peeler, *, any_count: bool = False) -> _Solver | None:
     return _Solver(fresh)
 
 
+def _triangular_factor(pivots: scipy.sparse.csr_array, cols: np.ndarray) -> Any:
+    """SuperLU factor of T, `pivots` on `cols` (unit lower triangular).
+
+    T is built from the rows' index arrays (columns renumbered, inactive ones
+    dropped); in its natural order with diagonal pivots SuperLU keeps ``L = T``
+    (no fill) and ``U = I``.
+    """
+    position = np.full(pivots.shape[1], -1, dtype=np.int64)
+    position[cols] = np.arange(cols.size)
+    mapped = position[pivots.indices]
+    keep = mapped >= 0
+    owner = np.repeat(np.arange(cols.size), np.diff(pivots.indptr))
+    counts = np.bincount(owner[keep], minlength=cols.size)
+    lower = scipy.sparse.csr_array(
+        (
+            np.ones(int(keep.sum())),
+            mapped[keep],
+            np.concatenate(([0], np.cumsum(counts))),
+        ),
+        shape=(cols.size, cols.size),
+    )
+    return scipy.sparse.linalg.splu(
+        lower.tocsc(),
+        permc_spec="NATURAL",
+        diag_pivot_thresh=0.0,
+        options={"SymmetricMode": True},
+    )
+
+
 class _Solver:
     """The linear map received values -> source values (symbolic plan + factors).
 
@@ -695,14 +731,7 @@ class _Solver:
         self.inactive = peel.inactive
         pivots = G[self.pivot_rows]
         self._lu = (
-            scipy.sparse.linalg.splu(
-                pivots[:, self.pivot_cols].tocsc(),
-                permc_spec="NATURAL",
-                diag_pivot_thresh=0.0,
-                options={"SymmetricMode": True},
-            )
-            if self.pivot_rows.size
-            else None
+            _triangular_factor(pivots, self.pivot_cols) if pivots.shape[0] else None
         )
         self.rank = self.m - self.inactive.size
         if self.inactive.size:
