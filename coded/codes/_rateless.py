@@ -3,14 +3,16 @@ r"""Rateless (LT / fountain) codes over the reals: sparse generators, peeling de
 Each encoded row is the sum of a few distinct source rows (its *degree* drawn from a
 :class:`DegreeDistribution`), so the generator ``G`` is a 0/1 ``scipy.sparse`` CSR
 matrix and a CSR A stays sparse in the shares. The decoder peels (a received row
-with one unrecovered source row recovers it) and, when the ripple of degree-one
-rows empties, solves the remaining unknowns by dense least squares over every
-received row that holds them; the decoded product is then checked against the
+with one unrecovered source row recovers it) on integer arrays and, when the ripple
+of degree-one rows empties, inactivates a source row and peels on; the peeled rows
+form a sparse unit triangular system (one SuperLU factor) and the inactive rows a
+small dense least-squares system. The decoded product is checked against the
 whole received system (and refined), so a decode never returns a wrong product.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import warnings
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
@@ -36,7 +39,8 @@ from theory.validation import check_finite_matrix, check_int, check_real
 __all__ = ["DegreeDistribution", "LTCode"]
 
 MAX_RESIDUAL = 2048
-"""Most unknowns the least-squares fallback solves (when the ripple empties)."""
+"""Most source rows the decoder inactivates when peeling stalls (fewer when
+``m * MAX_RESIDUAL`` entries would exceed 256 MiB of float64)."""
 
 MAX_AMPLIFICATION = 1e4
 """Default guard: a decodable rateless decoder asks for more rows while its solve
@@ -45,6 +49,7 @@ amplification times eps, so about 1e-12 here)."""
 
 _MAX_RESIDUAL_ENTRIES = 2**25  # dense residual system: 256 MiB of float64
 _EPS = float(np.finfo(np.float64).eps)
+_REFINEMENTS = 2
 _SUM_TOLERANCE = 1e-12
 
 
@@ -344,10 +349,12 @@ class LTCode(Code):
     The generator ``G`` (:attr:`generator`) is a 0/1 CSR matrix; ``G @ A`` keeps a
     CSR A sparse (the encoded nonzeros are at most the degree-weighted sum of the
     source rows' nonzeros) and a dense A dense. Decoding peels degree-one rows
-    and, if the ripple empties, solves the at most :data:`MAX_RESIDUAL` remaining
-    unknowns by dense least squares over all received rows holding them (rank
-    checked against ``eps``); the result is refined and checked against the whole
-    received system. See ``docs/theory/rateless.md``.
+    and, if the ripple empties, inactivates source rows (at most
+    :data:`MAX_RESIDUAL`) and peels on; the peeled rows are one sparse triangular
+    solve, the inactive ones a small dense least-squares solve (rank checked
+    against ``eps``); the result is refined and checked against the whole received
+    system. Generators of a named distribution and an integer `rng` are built once
+    and cached (codes are immutable). See ``docs/theory/rateless.md``.
 
     Examples
     --------
@@ -379,13 +386,12 @@ class LTCode(Code):
         )
         self.m = check_int(m, "m", min_value=1)
         self.overhead = check_real(overhead, "overhead", min_value=1.0)
-        self.distribution = _resolve_distribution(distribution, self.m)
         rows = math.ceil(self.overhead * self.m)
         if rows < self.n:
             raise ValueError(
                 f"`overhead` * m = {rows} encoded rows must be at least n={self.n}."
             )
-        self._G = _lt_generator(rows, self.m, self.distribution, as_generator(rng))
+        self.distribution, self._pattern = _pattern(rows, self.m, distribution, rng)
         sizes = np.full(self.n, rows // self.n)
         sizes[: rows % self.n] += 1
         self._offsets = np.concatenate(([0], np.cumsum(sizes)))
@@ -393,7 +399,7 @@ class LTCode(Code):
     @property
     def generator(self) -> scipy.sparse.csr_array:
         """The ``ceil(overhead m) x m`` 0/1 CSR generator (read it, do not edit)."""
-        return self._G
+        return self._pattern.G
 
     @property
     def loads(self) -> tuple[int, ...]:
@@ -440,7 +446,7 @@ class LTCode(Code):
                 f"`A` and `B` do not chain: A.shape={left.shape}, "
                 f"B.shape={right.shape}."
             )
-        coded = self._G @ left
+        coded = self._pattern.G @ left
         lefts = tuple(coded[a:b] for a, b in self.row_ranges)
         norm = (
             float(scipy.sparse.linalg.norm(left))
@@ -484,11 +490,14 @@ class LTCode(Code):
         -------
         bool
         """
-        peel = _Peeler(self._G)
+        peel = _Peeler(self._pattern)
         for w in set(workers):
             w = check_int(w, "workers[i]", min_value=0, max_value=self.n - 1)
             peel.add_rows(np.arange(self._offsets[w], self._offsets[w + 1]))
-        return peel.decodable()
+        if not peel.unknown:
+            return True
+        solver = _plan(peel)
+        return solver is not None and solver.full_rank
 
     def __repr__(self) -> str:
         return (
@@ -515,103 +524,272 @@ def _resolve_distribution(distribution: object, m: int) -> DegreeDistribution:
     )
 
 
-class _Peeler:
-    """Structural peeling of received generator rows (values not needed).
+@dataclass(frozen=True, slots=True)
+class _Pattern:
+    """Index arrays of a 0/1 generator: its rows (CSR) and its columns (CSC)."""
 
-    ``steps`` lists, in order, the (rows, columns) recovered together: each row
-    had exactly one unrecovered column, the one beside it.
+    G: scipy.sparse.csr_array
+    col_ptr: np.ndarray
+    col_rows: np.ndarray
+    degree: np.ndarray
+    index_sum: np.ndarray  # per row, the sum of its column indices
+
+    @classmethod
+    def of(cls, G: scipy.sparse.csr_array) -> _Pattern:
+        csc = G.tocsc()
+        degree = np.diff(G.indptr)
+        index_sum = np.zeros(G.shape[0], dtype=np.int64)
+        nonempty = degree > 0
+        starts = G.indptr[:-1][nonempty]
+        index_sum[nonempty] = np.add.reduceat(G.indices.astype(np.int64), starts)
+        return cls(G, csc.indptr, csc.indices, degree, index_sum)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_pattern(rows: int, m: int, distribution: str, seed: int) -> _Pattern:
+    """Build (once) the pattern of a named distribution and an integer seed."""
+    dist = _resolve_distribution(distribution, m)
+    return _Pattern.of(_lt_generator(rows, m, dist, as_generator(seed)))
+
+
+def _pattern(
+    rows: int, m: int, distribution: object, rng: RngLike
+) -> tuple[DegreeDistribution, _Pattern]:
+    dist = _resolve_distribution(distribution, m)
+    seeded = isinstance(rng, int | np.integer) and not isinstance(rng, bool)
+    if seeded and isinstance(distribution, str):
+        return dist, _cached_pattern(rows, m, distribution, int(rng))
+    return dist, _Pattern.of(_lt_generator(rows, m, dist, as_generator(rng)))
+
+
+def _gather(
+    indptr: np.ndarray, indices: np.ndarray, picks: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Entries of the compressed rows `picks`: (indices, position in `picks`)."""
+    starts = indptr[picks]
+    lengths = indptr[picks + 1] - starts
+    owner = np.repeat(np.arange(picks.size), lengths)
+    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return indices[np.arange(owner.size) + shift], owner
+
+
+class _Peeler:
+    """Structural peeling of received generator rows, on index arrays.
+
+    Per received row it keeps the number of unrecovered columns and their sum (with
+    one left, the sum is that column). ``steps`` lists, in order, the (rows,
+    columns) recovered together: each row had exactly one unrecovered column, the
+    one beside it. :meth:`inactivate` declares columns unknown-but-known (their
+    values come from a small dense solve) until peeling resolves every column.
     """
 
-    def __init__(self, G: scipy.sparse.csr_array):
-        self.G = G
-        self.G_csc = G.tocsc()
-        rows = G.shape[0]
+    def __init__(self, pattern: _Pattern):
+        self.pattern = pattern
+        rows, m = pattern.G.shape
         self.received = np.zeros(rows, dtype=bool)
-        self.recovered = np.zeros(G.shape[1], dtype=bool)
+        self.recovered = np.zeros(m, dtype=bool)
         self.remaining = np.zeros(rows, dtype=np.int64)  # unrecovered columns per row
+        self.unknown_sum = np.zeros(rows, dtype=np.int64)  # sum of their indices
         self.used = np.zeros(rows, dtype=bool)
         self.steps: list[tuple[np.ndarray, np.ndarray]] = []
-        self._rank_cache: tuple[int, bool] | None = None
-
-    @property
-    def count(self) -> int:
-        return int(self.received.sum())
+        self.inactive = np.zeros(0, dtype=np.int64)
+        self.count = 0
+        self.unknown = m
 
     def add_rows(self, rows: np.ndarray) -> None:
-        rows = rows[~self.received[rows]]
+        rows = np.unique(rows[~self.received[rows]])
         if rows.size == 0:
             return
         self.received[rows] = True
-        self.remaining[rows] = self.G[rows] @ (~self.recovered).astype(np.int64)
+        self.count += rows.size
+        self.remaining[rows] = self.pattern.degree[rows]
+        self.unknown_sum[rows] = self.pattern.index_sum[rows]
+        if self.unknown < self.recovered.size:  # subtract the recovered columns
+            G = self.pattern.G
+            cols, owner = _gather(G.indptr, G.indices, rows)
+            known = self.recovered[cols]
+            owner, cols = owner[known], cols[known]
+            self.remaining[rows] -= np.bincount(owner, minlength=rows.size)
+            np.subtract.at(self.unknown_sum, rows[owner], cols)
         self._peel(rows[self.remaining[rows] == 1])
 
     def _peel(self, ripple: np.ndarray) -> None:
-        degree = np.diff(self.G.indptr)
         while ripple.size:
-            ripple = ripple[np.argsort(degree[ripple], kind="stable")]
-            sub = self.G[ripple]
-            mask = ~self.recovered[sub.indices]
-            owner = np.repeat(ripple, np.diff(sub.indptr))[mask]
-            cols, first = np.unique(sub.indices[mask], return_index=True)
-            rows = owner[first]
+            ripple = ripple[np.argsort(self.pattern.degree[ripple], kind="stable")]
+            cols, first = np.unique(self.unknown_sum[ripple], return_index=True)
+            rows = ripple[first]
             self.used[rows] = True
-            self.recovered[cols] = True
             self.steps.append((rows, cols))
-            hit = self.G_csc[:, cols]
-            touched = hit.indices[self.received[hit.indices]]
-            np.subtract.at(self.remaining, touched, 1)
-            candidates = np.unique(touched)
-            ripple = candidates[
-                (self.remaining[candidates] == 1) & ~self.used[candidates]
-            ]
+            ripple = self._resolve(cols)
 
-    def unknown(self) -> np.ndarray:
-        return np.flatnonzero(~self.recovered)
+    def _resolve(self, cols: np.ndarray) -> np.ndarray:
+        """Mark `cols` known; return the unused rows left with one unknown."""
+        self.recovered[cols] = True
+        self.unknown -= cols.size
+        touched, owner = _gather(self.pattern.col_ptr, self.pattern.col_rows, cols)
+        keep = self.received[touched]
+        touched = touched[keep]
+        np.subtract.at(self.remaining, touched, 1)
+        np.subtract.at(self.unknown_sum, touched, cols[owner[keep]])
+        ready = touched[(self.remaining[touched] == 1) & ~self.used[touched]]
+        return np.unique(ready)
 
-    def residual_rows(self) -> np.ndarray:
-        return np.flatnonzero(self.received & (self.remaining > 0))
+    def _most_shared_column(self, pending: np.ndarray) -> np.ndarray:
+        """Return the unknown column in most of the lowest-degree pending rows."""
+        degree = self.remaining[pending]
+        rows = pending[degree == degree.min()]
+        G = self.pattern.G
+        cols, _ = _gather(G.indptr, G.indices, rows)
+        cols = cols[~self.recovered[cols]]
+        return np.array([np.argmax(np.bincount(cols))], dtype=np.int64)
 
-    def residual_matrix(self) -> np.ndarray | None:
-        """Dense received rows on the unknown columns (None: too large to solve)."""
-        cols, rows = self.unknown(), self.residual_rows()
-        if cols.size > MAX_RESIDUAL or rows.size * cols.size > _MAX_RESIDUAL_ENTRIES:
-            return None
-        return self.G[rows][:, cols].toarray()
-
-    def residual_rank(self) -> int:
-        matrix = self.residual_matrix()
-        if matrix is None or matrix.size == 0:
-            return 0
-        return _numerical_rank(matrix)
-
-    def decodable(self) -> bool:
-        unknown = int((~self.recovered).sum())
-        if unknown == 0:
-            return True
-        if self.count < self.G.shape[1]:
-            return False
-        if self._rank_cache is None or self._rank_cache[0] != self.count:
-            self._rank_cache = (self.count, self.residual_rank() == unknown)
-        return self._rank_cache[1]
+    def inactivate(self, limit: int) -> bool:
+        """Inactivate columns until all are resolved (False: more than `limit`)."""
+        inactive = [self.inactive]
+        total = self.inactive.size
+        while self.unknown:
+            pending = np.flatnonzero(self.received & ~self.used & (self.remaining > 1))
+            if pending.size:
+                cols = self._most_shared_column(pending)
+            else:  # in no received row: rank deficient
+                cols = np.flatnonzero(~self.recovered)
+            total += cols.size
+            if total > limit:
+                return False
+            inactive.append(cols)
+            self._peel(self._resolve(cols))
+        self.inactive = np.concatenate(inactive).astype(np.int64)
+        return True
 
 
-def _numerical_rank(matrix: np.ndarray) -> int:
-    s = np.linalg.svd(matrix, compute_uv=False)
-    if s.size == 0 or s[0] == 0:
-        return 0
-    tol = s[0] * max(matrix.shape) * np.finfo(np.float64).eps
-    return int((s > tol).sum())
+def _inactivation_limit(m: int) -> int:
+    return max(1, min(MAX_RESIDUAL, _MAX_RESIDUAL_ENTRIES // m))
+
+
+def _plan(peel: _Peeler, *, any_count: bool = False) -> _Solver | None:
+    """Plan the solve of the received rows (None: too few rows, too many inactive)."""
+    m = peel.pattern.G.shape[1]
+    if peel.count < m and not any_count:
+        return None
+    fresh = _Peeler(peel.pattern)  # one global peel: shorter chains than arrival order
+    fresh.add_rows(np.flatnonzero(peel.received))
+    if not fresh.inactivate(_inactivation_limit(m)):
+        return None
+    return _Solver(fresh)
+
+
+def _triangular_factor(pivots: scipy.sparse.csr_array, cols: np.ndarray) -> Any:
+    """SuperLU factor of T, `pivots` on `cols` (unit lower triangular).
+
+    T is built from the rows' index arrays (columns renumbered, inactive ones
+    dropped); in its natural order with diagonal pivots SuperLU keeps ``L = T``
+    (no fill) and ``U = I``.
+    """
+    position = np.full(pivots.shape[1], -1, dtype=np.int64)
+    position[cols] = np.arange(cols.size)
+    mapped = position[pivots.indices]
+    keep = mapped >= 0
+    owner = np.repeat(np.arange(cols.size), np.diff(pivots.indptr))
+    counts = np.bincount(owner[keep], minlength=cols.size)
+    lower = scipy.sparse.csr_array(
+        (
+            np.ones(int(keep.sum())),
+            mapped[keep],
+            np.concatenate(([0], np.cumsum(counts))),
+        ),
+        shape=(cols.size, cols.size),
+    )
+    return scipy.sparse.linalg.splu(
+        lower.tocsc(),
+        permc_spec="NATURAL",
+        diag_pivot_thresh=0.0,
+        options={"SymmetricMode": True},
+    )
+
+
+class _Solver:
+    """The linear map received values -> source values (symbolic plan + factors).
+
+    The peeled (row, column) pairs, in peeling order, form a unit lower
+    triangular matrix ``T`` (factored once by SuperLU in its natural order, so no
+    fill); the inactive columns ``I`` are solved from the unused received rows by
+    least squares on their Schur complement ``S = G_eI - G_eP T^-1 G_pI``.
+    ``amplification`` estimates how much the map amplifies errors in the received
+    values: ``||solve(e)|| / ||e||`` for a fixed random e.
+    """
+
+    def __init__(self, peel: _Peeler):
+        G = peel.pattern.G
+        self.m = G.shape[1]
+        self.rows = np.flatnonzero(peel.received)
+        self.count = self.rows.size
+        self.received_matrix = G[self.rows]
+        empty = np.zeros(0, dtype=np.int64)
+        self.pivot_rows = np.concatenate([empty, *(r for r, _ in peel.steps)])
+        self.pivot_cols = np.concatenate([empty, *(c for _, c in peel.steps)])
+        self.extra_rows = np.flatnonzero(peel.received & ~peel.used)
+        self.inactive = peel.inactive
+        pivots = G[self.pivot_rows]
+        self._lu = (
+            _triangular_factor(pivots, self.pivot_cols) if pivots.shape[0] else None
+        )
+        self.rank = self.m - self.inactive.size
+        if self.inactive.size:
+            self._schur(G[self.extra_rows], pivots)
+        self.full_rank = self.rank == self.m
+        self.amplification = math.inf
+        if self.full_rank:
+            probe = np.zeros((G.shape[0], 1))
+            draws = np.random.default_rng(0).standard_normal(self.count)
+            probe[self.rows, 0] = draws
+            self.amplification = float(
+                np.linalg.norm(self(probe)) / np.linalg.norm(draws)
+            )
+
+    def _schur(self, extra: scipy.sparse.csr_array, pivots: Any) -> None:
+        self._extra_pivots = extra[:, self.pivot_cols]
+        self._XB = self._triangular(pivots[:, self.inactive].toarray())
+        S = extra[:, self.inactive].toarray() - self._extra_pivots @ self._XB
+        if S.shape[0] == 0:
+            return
+        Q, R, order = scipy.linalg.qr(S, mode="economic", pivoting=True)
+        diagonal = np.abs(np.diag(R))
+        if diagonal.size == 0 or diagonal[0] == 0:
+            return
+        kept = int((diagonal > diagonal[0] * max(S.shape) * _EPS).sum())
+        self.rank += kept
+        self._least_squares = (Q, R, order)
+
+    def _triangular(self, rhs: np.ndarray) -> np.ndarray:
+        if self._lu is None:
+            return np.array(rhs, dtype=np.float64)
+        return np.asarray(self._lu.solve(np.ascontiguousarray(rhs)))
+
+    def __call__(self, Y: np.ndarray) -> np.ndarray:
+        X = np.empty((self.m, Y.shape[1]))
+        pivoted = self._triangular(Y[self.pivot_rows])
+        if self.inactive.size:
+            rhs = Y[self.extra_rows] - self._extra_pivots @ pivoted
+            Q, R, order = self._least_squares
+            solved = np.empty((order.size, rhs.shape[1]))
+            solved[order] = scipy.linalg.solve_triangular(R, Q.T @ rhs)
+            X[self.inactive] = solved
+            pivoted -= self._XB @ solved
+        X[self.pivot_cols] = pivoted
+        return X
 
 
 class LTDecoder(Decoder):
-    """Peeling + least-squares decoder of an :class:`LTCode` (rows of any workers).
+    """Peeling + inactivation decoder of an :class:`LTCode` (rows of any workers).
 
-    Decodability is tracked from the rows alone (peeling is structural). A decode
-    peels afresh over every received row (degree-one rows of the lowest degree
-    first, in rounds, which keeps error propagation short), solves what peeling
-    leaves by least squares and checks the product against all received rows.
-    While the estimated error amplification of that solve exceeds the code's
-    ``max_amplification``, :attr:`needs_more` asks for more rows.
+    Peeling is tracked from the rows alone as they arrive (structure only). The
+    solve of the received rows is planned once per received set: peeling order
+    (degree-one rows of the lowest degree first, in rounds, which keeps error
+    propagation short), inactivation of a few columns when peeling stalls, a
+    sparse triangular factor and a small dense least-squares solve for the
+    inactive columns; a decode applies it and checks the product against all
+    received rows. While the estimated error amplification of that solve exceeds
+    the code's ``max_amplification``, :attr:`needs_more` asks for more rows.
 
     Parameters
     ----------
@@ -624,8 +802,8 @@ class LTDecoder(Decoder):
     def __init__(self, code: LTCode, context: RatelessContext):
         self._code = code
         self._context = context
-        self._peel = _Peeler(code.generator)
-        self._values: dict[int, np.ndarray] = {}
+        self._peel = _Peeler(code._pattern)
+        self._blocks: list[tuple[np.ndarray, np.ndarray]] = []
         self._solver: _Solver | None = None
 
     def _rows(self, worker: int, start: int, stop: int) -> np.ndarray:
@@ -668,40 +846,49 @@ class LTDecoder(Decoder):
             raise NonFiniteResultError(
                 f"worker {piece.worker} returned NaN or inf.", worker=piece.worker
             )
-        for row, v in zip(rows.tolist(), value.reshape(rows.size, -1), strict=True):
-            self._values[row] = v
+        self._blocks.append((rows, value.reshape(rows.size, -1)))
         self._peel.add_rows(rows)
+
+    def _current_solver(self) -> _Solver | None:
+        """Return the plan of the received rows.
+
+        A full-rank plan is kept until 1% of m more rows arrived (its rows still
+        determine the product, and more rows only lower the amplification).
+        """
+        count, solver = self._peel.count, self._solver
+        if solver is None or not solver.full_rank:
+            stale = solver is None or solver.count != count
+        else:
+            stale = count - solver.count >= max(1, self._code.m // 100)
+        if stale:
+            self._solver = solver = _plan(self._peel)
+        return solver
 
     @property
     def is_decodable(self) -> bool:
         """Whether the received rows have full column rank (peeled or solved)."""
-        return self._peel.decodable()
+        if self._peel.count >= self._code.m and not self._peel.unknown:
+            return True
+        solver = self._current_solver()
+        return solver is not None and solver.full_rank
 
     @property
     def progress(self) -> tuple[int, int]:
         """``(received rows, m)``."""
         return self._peel.count, self._code.m
 
-    def _current_solver(self) -> _Solver:
-        """Return the solve of the received rows (re-planned after 1% more rows)."""
-        solver, count = self._solver, self._peel.count
-        if solver is None or count - solver.count >= max(1, self._code.m // 100):
-            solver = self._solver = _Solver(self._peel, self._code.generator)
-        return solver
-
     @property
     def needs_more(self) -> bool:
         """Decodable, but the solve would amplify rounding more than allowed."""
-        if not self.is_decodable:
-            return False
-        return self._current_solver().amplification > self._code.max_amplification
+        return self.condition_number > self._code.max_amplification
 
     @property
     def condition_number(self) -> float:
         """Estimated error amplification of the decode (NaN: not decodable yet)."""
-        if not self.is_decodable:
+        solver = self._current_solver()
+        if solver is None or not solver.full_rank:
             return float("nan")
-        return self._current_solver().amplification
+        return solver.amplification
 
     def decode(self) -> np.ndarray:
         """Return the product from the received rows.
@@ -719,15 +906,13 @@ class LTDecoder(Decoder):
         DecodingError
             The decoded product does not satisfy the received rows.
         """
-        if not self.is_decodable:
-            raise NotEnoughResultsError(self._shortfall())
         solver = self._current_solver()
-        if solver.count != self._peel.count:
-            solver = self._solver = _Solver(self._peel, self._code.generator)
-        Y = np.zeros((self._code.generator.shape[0], self._width()))
-        Y[solver.rows] = np.stack([self._values[r] for r in solver.rows.tolist()])
-        X = solver(Y)
-        self._check(solver, X, Y[solver.rows])
+        if solver is None or not solver.full_rank:
+            raise NotEnoughResultsError(self._shortfall())
+        Y = np.empty((self._code.generator.shape[0], self._blocks[0][1].shape[1]))
+        for rows, value in self._blocks:
+            Y[rows] = value
+        X = self._refined(solver, Y)
         if solver.amplification * _EPS > TRUST_LIMIT:
             warnings.warn(
                 IllConditionedWarning(
@@ -739,71 +924,53 @@ class LTDecoder(Decoder):
             )
         return X[:, 0] if self._context.vector else X
 
-    def _width(self) -> int:
-        return next(iter(self._values.values())).size
+    def _refined(self, solver: _Solver, Y: np.ndarray) -> np.ndarray:
+        """Solve, refine while the residual shrinks, check against every row.
 
-    def _check(self, solver: _Solver, X: np.ndarray, Y: np.ndarray) -> None:
-        """Raise `DecodingError` unless X satisfies every received row to rounding."""
-        G = self._code.generator[solver.rows]
-        residual = float(np.linalg.norm(Y - G @ X))
-        scale = (
-            float(scipy.sparse.linalg.norm(G)) * float(np.linalg.norm(X))
-            + float(np.linalg.norm(Y))
-            + self._context.scale
-        )
-        tolerance = 1024 * _EPS * math.sqrt(solver.rows.size) * scale
-        if residual > tolerance:
+        The plan is exact in exact arithmetic, but its intermediate values (the
+        triangular solve before the inactive columns are known) may be large, so
+        a refinement step on the residual recovers the accuracy the map allows.
+        """
+        G, received = solver.received_matrix, Y[solver.rows]
+        X = solver(Y)
+        residual = received - G @ X
+        tolerance = self._tolerance(solver, X, received)
+        for _ in range(_REFINEMENTS):
+            if float(np.linalg.norm(residual)) <= tolerance / 1024:
+                break
+            Y[solver.rows] = residual
+            X = X + solver(Y)
+            residual = received - G @ X
+        norm = float(np.linalg.norm(residual))
+        if norm > tolerance:
             raise DecodingError(
                 f"the decoded product does not satisfy the {solver.rows.size} "
-                f"received rows (residual {residual:.3g} > tolerance "
+                f"received rows (residual {norm:.3g} > tolerance "
                 f"{tolerance:.3g}): a worker returned a wrong result or the system "
                 "is too ill-conditioned."
             )
+        return X
+
+    def _tolerance(self, solver: _Solver, X: np.ndarray, Y: np.ndarray) -> float:
+        """``1024 eps sqrt(rows)`` times the scale of the received system."""
+        scale = (
+            math.sqrt(solver.received_matrix.nnz) * float(np.linalg.norm(X))
+            + float(np.linalg.norm(Y))
+            + self._context.scale
+        )
+        return 1024 * _EPS * math.sqrt(solver.rows.size) * scale
 
     def _shortfall(self) -> str:
         peel, m = self._peel, self._code.m
-        unknown = int((~peel.recovered).sum())
-        matrix = peel.residual_matrix()
-        if matrix is None:
+        solver = _plan(peel, any_count=True)
+        if solver is None:
             return (
-                f"peeling stopped with {unknown} of m={m} source rows unknown "
-                f"(more than the {MAX_RESIDUAL} the least-squares fallback solves) "
-                f"after {peel.count} received rows: rank at least {m - unknown} "
+                f"peeling stopped with {peel.unknown} of m={m} source rows unknown "
+                f"(more than the {_inactivation_limit(m)} the decoder inactivates) "
+                f"after {peel.count} received rows: rank at least {m - peel.unknown} "
                 "reached; wait for more rows."
             )
-        rank = m - unknown + (_numerical_rank(matrix) if matrix.size else 0)
         return (
-            f"the {peel.count} received rows have rank {rank} < m={m}: need more "
-            "encoded rows (any rows, from any worker)."
+            f"the {peel.count} received rows have rank {solver.rank} < m={m}: need "
+            "more encoded rows (any rows, from any worker)."
         )
-
-
-class _Solver:
-    """The linear map received values -> source values, peeled afresh.
-
-    ``amplification`` estimates how much the map amplifies errors in the received
-    values: ``||solve(e)|| / ||e||`` for a fixed random e.
-    """
-
-    def __init__(self, peel: _Peeler, G: scipy.sparse.csr_array):
-        self.rows = np.flatnonzero(peel.received)
-        self.count = self.rows.size
-        fresh = _Peeler(G)
-        fresh.add_rows(self.rows)
-        self.G, self.m = G, G.shape[1]
-        self.steps = fresh.steps
-        self.unknown = fresh.unknown()
-        self.residual_rows = fresh.residual_rows()
-        self.matrix = fresh.residual_matrix() if self.unknown.size else None
-        probe = np.zeros((G.shape[0], 1))
-        probe[self.rows, 0] = np.random.default_rng(0).standard_normal(self.rows.size)
-        self.amplification = float(np.linalg.norm(self(probe)) / np.linalg.norm(probe))
-
-    def __call__(self, Y: np.ndarray) -> np.ndarray:
-        X = np.zeros((self.m, Y.shape[1]))
-        for rows, cols in self.steps:
-            X[cols] = Y[rows] - self.G[rows] @ X
-        if self.unknown.size:
-            rhs = Y[self.residual_rows] - self.G[self.residual_rows] @ X
-            X[self.unknown] = np.linalg.lstsq(self.matrix, rhs, rcond=None)[0]
-        return X

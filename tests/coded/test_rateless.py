@@ -286,3 +286,38 @@ def test_memory_estimate_counts_nonzeros():
     sparse = estimate_memory(code, 10_000, 1000, 1, nnz=10_000)
     assert sparse.client_bytes < dense.client_bytes / 50
     assert max(sparse.worker_bytes) < max(dense.worker_bytes) / 20
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_wave_soliton_decodes_beyond_the_old_residual_limit_by_inactivation(seed):
+    m = 3000
+    code = LTCode(4, m, overhead=1.05, distribution="wave", rng=seed)
+    rng = np.random.default_rng(seed)
+    A, B = rng.normal(size=(m, 3)), rng.normal(size=(3, 2))
+    encoded = code.encode_operands(A, B)
+    decoder = code.decoder(encoded)
+    _feed(code, encoded, [(w, 0, code.loads[w]) for w in range(4)], decoder)
+    assert decoder.is_decodable
+    assert decoder._current_solver().inactive.size > 0  # peeling alone stalls
+    product = decoder.decode()
+    error = np.linalg.norm(product - A @ B) / np.linalg.norm(A @ B)
+    assert error <= decoder.condition_number * 1e3 * EPS
+
+
+def test_a_wrong_result_raises_when_columns_are_inactivated():
+    code = LTCode(4, 600, overhead=1.1, distribution="wave", rng=0)
+    A, x = np.random.default_rng(0).normal(size=(600, 3)), np.ones(3)
+    encoded = code.encode_operands(A, x)
+    results = {w: code.multiply(encoded.lefts[w], x) for w in range(4)}
+    results[1] = results[1].copy()
+    results[1][3] += 1.0
+    with pytest.raises(DecodingError, match="does not satisfy"):
+        code.decode_results(encoded, results)
+
+
+def test_generators_of_a_seed_and_a_named_distribution_are_cached():
+    assert LTCode(3, 500, rng=4).generator is LTCode(5, 500, rng=4).generator
+    assert LTCode(3, 500, rng=4).generator is not LTCode(3, 500, rng=5).generator
+    fresh = [LTCode(3, 500, rng=np.random.default_rng(4)).generator for _ in "ab"]
+    assert fresh[0] is not fresh[1]
+    assert (fresh[0] != fresh[1]).nnz == 0
