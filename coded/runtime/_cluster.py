@@ -255,7 +255,9 @@ def client_for_call(
 
 
 def memory_limits(client: Client, addresses: list[str]) -> list[int | None]:
-    """Each worker's Dask ``memory_limit`` in bytes (None or 0: unlimited).
+    """Each worker's Dask ``memory_limit`` in bytes (None or 0: unlimited or unknown).
+
+    An asynchronous client cannot be blocked on: its limits are unknown (None).
 
     Parameters
     ----------
@@ -268,7 +270,11 @@ def memory_limits(client: Client, addresses: list[str]) -> list[int | None]:
     -------
     list of int or None
     """
-    workers = client.scheduler_info(n_workers=-1)["workers"]
+    if client.asynchronous:  # cannot block here: the limits stay unknown
+        return [None] * len(addresses)
+    # asked directly: Client.scheduler_info returns a cache that the client's
+    # periodic refresh (without per-worker details) may overwrite in between
+    workers = client.sync(client.scheduler.identity, n_workers=-1)["workers"]
     return [workers.get(address, {}).get("memory_limit") for address in addresses]
 
 
