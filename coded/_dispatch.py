@@ -125,10 +125,12 @@ class ExecutionOptions:
         ``output="numpy"``): the decoder waits for one result beyond a
         decodable set (two to correct) and decodes only if all agree with one
         product; no secret is drawn. ``"auto"`` (default): redundancy for
-        ``verify="correct"`` over the reals where it applies (it names a wrong
-        worker down to the rounding bound, about 3000 unit roundoffs of the
-        result, where a Freivalds check over the reals stops near 2^-35),
-        Freivalds checks otherwise.
+        ``verify="correct"`` over the reals where it applies (``n - k >= 2``;
+        it names a wrong worker down to the rounding bound, about 3000 unit
+        roundoffs of the result, where a Freivalds check over the reals stops
+        near 2^-35), Freivalds checks otherwise. ``verify="correct"`` needs
+        ``n - k >= 1`` spare workers with Freivalds checks, ``>= 2`` with
+        redundancy (a named ``ValueError`` otherwise).
 
     Examples
     --------
@@ -492,7 +494,9 @@ async def start_encoded_async(
     layout = None if options.output == "numpy" else product_layout(code, encoded)
     drawn = time.perf_counter()
     redundancy = "off"
-    if resolved_check(code, encoded, options) == "redundancy":
+    check_name = resolved_check(code, encoded, options)
+    _check_correctable(code, check_name, options.verify)
+    if check_name == "redundancy":
         redundancy = _redundancy(code, options.verify)
         check, verification = None, "off" if redundancy == "off" else "redundancy"
     else:
@@ -543,11 +547,12 @@ def resolved_check(code: Code, encoded: Any, options: ExecutionOptions) -> str:
     """Return the check a call runs: `options.check`, with ``"auto"`` resolved.
 
     ``"auto"`` is redundancy for ``verify="correct"`` over the reals when the
-    code compares its results (decoded on the client) and the operands'
-    rounding bound is known (not for an A placed from a dask array): only the
-    spare results locate an error down to that bound, while a Freivalds check
-    over the reals misses errors below about 2^-35 of the result. Everywhere
-    else it is ``"freivalds"`` (exact over GF(p), no extra result waited for).
+    code compares its results (decoded on the client, with two spare workers)
+    and the operands' rounding bound is known (not for an A placed from a dask
+    array): only the spare results locate an error down to that bound, while a
+    Freivalds check over the reals misses errors below about 2^-35 of the
+    result. Everywhere else it is ``"freivalds"`` (exact over GF(p), no extra
+    result waited for).
     """
     if options.check != "auto":
         return options.check
@@ -556,10 +561,35 @@ def resolved_check(code: Code, encoded: Any, options: ExecutionOptions) -> str:
         and options.output == "numpy"
         and prime_of(code) is None
         and code.supports_verify
+        and code.n - code.recovery_threshold >= 2  # k + 2 results locate one
         and getattr(encoded.context, "noise", None) is not None
     ):
         return "redundancy"
     return "freivalds"
+
+
+def _check_correctable(code: Code, check: str, verify: str) -> None:
+    """Refuse ``verify="correct"`` when the code has no spare worker to correct with.
+
+    A wrong result is corrected by decoding without it: a Freivalds check finds
+    it alone, so one spare worker (``n - k >= 1``) suffices; comparing results
+    locates one wrong worker among ``k + 2`` (``n - k >= 2``). A rateless code's
+    threshold is the rows that arrive, not a count of workers: not checked here.
+    """
+    from coded.codes import LTCode
+
+    if verify != "correct" or isinstance(code, LTCode):
+        return
+    n, k = int(code.n), int(code.recovery_threshold)
+    spares = 2 if check == "redundancy" else 1
+    if n - k < spares:
+        raise ValueError(
+            f"`verify='correct'` with check={check!r} decodes without a wrong "
+            f"worker, so it needs n - k >= {spares} (n >= {k + spares} workers for "
+            f"a recovery threshold k={k}), got {type(code).__name__} with n={n}; "
+            "add workers or redundancy (scheme='mds' with k < n), or use "
+            "verify='detect'."
+        )
 
 
 def _redundancy(code: Code, verify: str) -> str:

@@ -182,12 +182,25 @@ def test_wrong_results_from_worker_processes_are_caught():
     A, x = _operands(None)
     # processes on a busy machine: the slow ones must stay last by a wide margin
     wrong = Stragglers(corrupt={WRONG: 1e-6}, delays={4: 5.0, 5: 5.0})
+    y = np.arange(240) % 7 - 3
     with coded.LocalCodedCluster(n_workers=6, processes=True) as cluster:
-        with pytest.raises(InconsistentResultsError):
-            coded_matmul(
-                A, x, scheme="mds", k=4, client=cluster.client, stragglers=wrong
-            )
+        for output in ("numpy", "dask"):
+            with pytest.raises(InconsistentResultsError):
+                coded_matmul(
+                    A,
+                    x,
+                    scheme="mds",
+                    k=4,
+                    client=cluster.client,
+                    stragglers=wrong,
+                    output=output,
+                )
         with place_operand(A, k=4, client=cluster.client) as placed:
+            for target, right in ((placed, x), (placed.T, y)):
+                for output in ("numpy", "dask"):
+                    with pytest.raises(InconsistentResultsError) as info:
+                        coded_matmul(target, right, stragglers=wrong, output=output)
+                    assert WRONG in info.value.suspect_workers
             result = coded_matmul(placed, x, stragglers=wrong, verify="correct")
     np.testing.assert_allclose(result.product, A @ x, rtol=1e-9, atol=1e-9)
     assert result.suspect_workers == (WRONG,)
@@ -257,6 +270,29 @@ def test_redundancy_checks_results_against_each_other(client, field):
         )
     _check(fixed.product, A, x, field)
     assert fixed.suspect_workers == (WRONG,)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "k", "check", "needed"),
+    [
+        ("uncoded", None, "freivalds", "n >= 7"),
+        ("mds", 6, "freivalds", "n >= 7"),
+        ("mds", 5, "redundancy", "n >= 7"),
+        ("uncoded", None, "auto", "n >= 7"),
+    ],
+)
+def test_correct_without_spare_workers_says_how_many_are_needed(
+    client, scheme, k, check, needed
+):
+    A, x = _operands(None)
+    with pytest.raises(ValueError, match=f"`verify='correct'`.*{needed}"):
+        coded_matmul(
+            A, x, scheme=scheme, n=6, k=k, client=client, verify="correct", check=check
+        )
+    # one spare: "auto" corrects with Freivalds checks rather than refuse
+    result = coded_matmul(A, x, scheme="mds", n=6, k=5, client=client, verify="correct")
+    assert result.verification == "freivalds"
+    _check(result.product, A, x, None)
 
 
 def test_redundancy_needs_a_row_code_and_the_client(client):
