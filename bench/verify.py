@@ -10,16 +10,19 @@ call it records whether the product came back, whether it was right (within
 ``1e-9`` relative, or exact) and which workers the call named. A product that
 came back wrong is *silently wrong*; the target is none with ``verify="detect"``
 and every product right, the corrupt worker named, with ``verify="correct"``.
+A call that returned without using or naming the corrupt worker never read its
+result (it came after the product was decoded): ``named/read`` counts both.
 For bit flips it also counts the calls named among the flips above the check's
 detection floor over the reals (``FLOOR_BITS``; below it a flip is within an
 honest worker's rounding and no check can name it).
 
-Both ways of checking: Freivalds checks (``check="freivalds"``, the default:
-each result against its secret projection) and redundancy
-(``check="redundancy"``: the results against each other, one more result
-waited for). Then the cost of checking with no faults: a placed 20000 x 500 A,
-(8, 6) MDS, ``verify="detect"`` with each check against ``"off"``, interleaved,
-medians over the repeats.
+Both ways of checking, each asked for by name: Freivalds checks
+(``check="freivalds"``: each result against its secret projection) and
+redundancy (``check="redundancy"``: the results against each other, one more
+result waited for, two to correct; the default ``check="auto"`` picks it for
+``verify="correct"`` over the reals). Then the cost of checking with no
+faults: a placed 20000 x 500 A, (8, 6) MDS, ``verify="detect"`` with each check
+against ``"off"``, interleaved, medians over the repeats.
 
     python bench/verify.py [--quick] [--calls N] [--repeats R]
 
@@ -78,11 +81,13 @@ def _one_call(client, target, A, x, field, verify, spec, check) -> dict:
             **kwargs,
         )
     except coded.InconsistentResultsError as error:
-        return {"returned": False, "right": None, "named": error.suspect_workers}
+        named = error.suspect_workers
+        return {"returned": False, "right": None, "named": named, "used": ()}
     return {
         "returned": True,
         "right": _is_right(result.product, A, x, field),
         "named": result.suspect_workers,
+        "used": result.used_workers,
     }
 
 
@@ -111,13 +116,13 @@ def faults(client, calls: int, rng) -> list[dict]:
 
 
 def _variants() -> list[tuple[str, str, str]]:
-    """(check, verify, path): Freivalds on every path, redundancy on placements."""
-    freivalds = [
-        ("freivalds", verify, path)
+    """(check, verify, path): both checks, both verifies, fresh and placed."""
+    return [
+        (check, verify, path)
+        for check in ("freivalds", "redundancy")
         for verify in ("detect", "correct")
         for path in ("fresh", "placed")
     ]
-    return freivalds + [("redundancy", v, "placed") for v in ("detect", "correct")]
 
 
 def _summary(field, error, check, verify, path, outcomes) -> dict:
@@ -138,6 +143,10 @@ def _summary(field, error, check, verify, path, outcomes) -> dict:
         "right": sum(bool(o["right"]) for o in returned),
         "refused": len(outcomes) - len(returned),
         "named_the_corrupt_worker": sum(WRONG in o["named"] for o in outcomes),
+        # a call that returned without using or naming it never read its result
+        "read_the_corrupt_result": sum(
+            not o["returned"] or WRONG in (*o["used"], *o["named"]) for o in outcomes
+        ),
         "flips_above_floor": len(above),
         "named_above_floor": sum(WRONG in o["named"] for o in above),
     }
@@ -192,7 +201,7 @@ def main() -> None:
     print(f"one corrupt worker of 8, (8, 6) MDS, {calls} calls per row")
     print(
         f"{'field':<10} {'error':<9} {'check':<11} {'verify':<8} {'path':<7} "
-        f"{'silent':>7} {'right':>6} {'refused':>8} {'named':>6} "
+        f"{'silent':>7} {'right':>6} {'refused':>8} {'named/read':>11}"
         f"{'named above floor':>18}"
     )
     for row in rows:
@@ -200,7 +209,7 @@ def main() -> None:
             f"{row['field']:<10} {row['error']:<9} {row['check']:<11} "
             f"{row['verify']:<8} {row['path']:<7} {row['silently_wrong']:>7} "
             f"{row['right']:>6} {row['refused']:>8} "
-            f"{row['named_the_corrupt_worker']:>6} "
+            f"{row['named_the_corrupt_worker']:>6}/{row['read_the_corrupt_result']:<4} "
             + (
                 f"{row['named_above_floor']:>9} of {row['flips_above_floor']:<5}"
                 if row["error"] == "bit flip"

@@ -119,13 +119,25 @@ class ExecutionOptions:
         are not coded rows times B: ``field="exact"``, gradient codes)
         ``"detect"`` runs unchecked and says so in
         :attr:`MatmulResult.verification`; ``"correct"`` raises.
+    check : {"auto", "freivalds", "redundancy"}
+        How `verify` checks. ``"freivalds"``: the projections above.
+        ``"redundancy"``: the results against each other (row codes,
+        ``output="numpy"``): the decoder waits for one result beyond a
+        decodable set (two to correct) and decodes only if all agree with one
+        product; no secret is drawn. ``"auto"`` (default): redundancy for
+        ``verify="correct"`` over the reals where it applies (``n - k >= 2``;
+        it names a wrong worker down to the rounding bound, about 3000 unit
+        roundoffs of the result, where a Freivalds check over the reals stops
+        near 2^-35), Freivalds checks otherwise. ``verify="correct"`` needs
+        ``n - k >= 1`` spare workers with Freivalds checks, ``>= 2`` with
+        redundancy (a named ``ValueError`` otherwise).
 
     Examples
     --------
     >>> from coded import ExecutionOptions
     >>> ExecutionOptions(timeout=5, rng=0)  # doctest: +NORMALIZE_WHITESPACE
     ExecutionOptions(stragglers=None, timeout=5.0, rng=0, output='numpy',
-                     verify='detect', check='freivalds')
+                     verify='detect', check='auto')
     """
 
     stragglers: Stragglers | None = None
@@ -133,7 +145,7 @@ class ExecutionOptions:
     rng: RngLike = None
     output: Literal["numpy", "dask"] = "numpy"
     verify: Literal["detect", "correct", "off"] = "detect"
-    check: Literal["freivalds", "redundancy"] = "freivalds"
+    check: Literal["auto", "freivalds", "redundancy"] = "auto"
 
     def __post_init__(self) -> None:
         timeout = check_real(self.timeout, "timeout", min_value=0.0, strict_min=True)
@@ -152,9 +164,9 @@ class ExecutionOptions:
                 "`verify` must be 'detect', 'correct' or 'off', got "
                 f"verify={self.verify!r}."
             )
-        if self.check not in ("freivalds", "redundancy"):
+        if self.check not in ("auto", "freivalds", "redundancy"):
             raise ValueError(
-                "`check` must be 'freivalds' or 'redundancy', got "
+                "`check` must be 'auto', 'freivalds' or 'redundancy', got "
                 f"check={self.check!r}."
             )
         if self.check == "redundancy" and self.output != "numpy":
@@ -482,7 +494,9 @@ async def start_encoded_async(
     layout = None if options.output == "numpy" else product_layout(code, encoded)
     drawn = time.perf_counter()
     redundancy = "off"
-    if options.check == "redundancy":
+    check_name = resolved_check(code, encoded, options)
+    _check_correctable(code, check_name, options.verify)
+    if check_name == "redundancy":
         redundancy = _redundancy(code, options.verify)
         check, verification = None, "off" if redundancy == "off" else "redundancy"
     else:
@@ -521,11 +535,61 @@ async def start_encoded_async(
         check=check,
         verify=options.verify,
         redundancy=redundancy,
+        suspects=suspects,
         scheme=name,
         verification=verification,
         began=began,
         encode_seconds=encode_seconds,
     )
+
+
+def resolved_check(code: Code, encoded: Any, options: ExecutionOptions) -> str:
+    """Return the check a call runs: `options.check`, with ``"auto"`` resolved.
+
+    ``"auto"`` is redundancy for ``verify="correct"`` over the reals when the
+    code compares its results (decoded on the client, with two spare workers)
+    and the operands' rounding bound is known (not for an A placed from a dask
+    array): only the spare results locate an error down to that bound, while a
+    Freivalds check over the reals misses errors below about 2^-35 of the
+    result. Everywhere else it is ``"freivalds"`` (exact over GF(p), no extra
+    result waited for).
+    """
+    if options.check != "auto":
+        return options.check
+    if (
+        options.verify == "correct"
+        and options.output == "numpy"
+        and prime_of(code) is None
+        and code.supports_verify
+        and code.n - code.recovery_threshold >= 2  # k + 2 results locate one
+        and getattr(encoded.context, "noise", None) is not None
+    ):
+        return "redundancy"
+    return "freivalds"
+
+
+def _check_correctable(code: Code, check: str, verify: str) -> None:
+    """Refuse ``verify="correct"`` when the code has no spare worker to correct with.
+
+    A wrong result is corrected by decoding without it: a Freivalds check finds
+    it alone, so one spare worker (``n - k >= 1``) suffices; comparing results
+    locates one wrong worker among ``k + 2`` (``n - k >= 2``). A rateless code's
+    threshold is the rows that arrive, not a count of workers: not checked here.
+    """
+    from coded.codes import LTCode
+
+    if verify != "correct" or isinstance(code, LTCode):
+        return
+    n, k = int(code.n), int(code.recovery_threshold)
+    spares = 2 if check == "redundancy" else 1
+    if n - k < spares:
+        raise ValueError(
+            f"`verify='correct'` with check={check!r} decodes without a wrong "
+            f"worker, so it needs n - k >= {spares} (n >= {k + spares} workers for "
+            f"a recovery threshold k={k}), got {type(code).__name__} with n={n}; "
+            "add workers or redundancy (scheme='mds' with k < n), or use "
+            "verify='detect'."
+        )
 
 
 def _redundancy(code: Code, verify: str) -> str:

@@ -105,8 +105,10 @@ class _Run:
         check: Callable[[Piece], bool] | None = None,
         verify: str = "detect",
         redundancy: str = "off",
+        suspects: dict[int, str] | None = None,
     ) -> None:
         self.client, self.code, self.encoded = client, code, encoded
+        self.remembered_suspects = suspects  # a placement's memory, if any
         self.layout = layout  # None: decode on the client; else on a worker
         # a product decoded on a worker is checked through projections made
         # where its pieces live: Dask key of a projection -> its piece's future
@@ -558,6 +560,7 @@ async def submit_execution_async(
     check: Callable[[Piece], bool] | None = None,
     verify: str = "detect",
     redundancy: str = "off",
+    suspects: dict[int, str] | None = None,
     scheme: str | None = None,
     verification: str = "off",
     began: float | None = None,
@@ -616,6 +619,9 @@ async def submit_execution_async(
         Check the results against each other instead: the decoder waits for
         one (``"detect"``) or two (``"correct"``) results beyond a decodable set
         and decodes only if they agree (codes with ``supports_verify``).
+    suspects : dict of int to str, optional
+        A placement's memory of suspect workers: the workers the decoder
+        locates with ``redundancy="correct"`` are recorded in it.
     scheme, verification : str
         The record's scheme name (default: the code's class) and how the
         results were checked.
@@ -657,6 +663,7 @@ async def submit_execution_async(
         check=check,
         verify=verify,
         redundancy=redundancy,
+        suspects=suspects,
     )
     try:
         placing = time.perf_counter()
@@ -787,6 +794,11 @@ class MatmulHandle:
             default=0.0 if run.layout is None else float("nan"),
         )
         stages["total"] = time.perf_counter() - self._began
+        located = getattr(state.decoder, "suspect_workers", ())
+        if run.remembered_suspects is not None:
+            for worker in located:
+                run.remembered_suspects[worker] = "inconsistent with the other results"
+        suspects = {*state.suspects, *located}
         self._result = MatmulResult(
             product=product,
             scheme=self._scheme,
@@ -794,7 +806,7 @@ class MatmulHandle:
             k=int(run.code.recovery_threshold),
             call_id=run.call_id,
             finish_seconds=tuple(state.finish),
-            used_workers=state.used_workers,
+            used_workers=tuple(i for i in state.used_workers if i not in suspects),
             failed_workers=tuple(sorted(state.failed_workers())),
             stage_seconds=stages,
             cancelled_tasks=cancelled,
@@ -802,11 +814,7 @@ class MatmulHandle:
             overlap_seconds=max((o.blocked_seconds for o in outputs), default=0.0),
             condition_number=state.decoder.condition_number,
             units_used=state.decoder.units_used,
-            suspect_workers=tuple(
-                sorted(
-                    {*state.suspects, *getattr(state.decoder, "suspect_workers", ())}
-                )
-            ),
+            suspect_workers=tuple(sorted(suspects)),
             verification=self._verification,
             tasks=tuple(
                 TaskRecord(

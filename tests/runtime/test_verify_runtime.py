@@ -44,7 +44,9 @@ def test_a_wrong_worker_is_detected_then_corrected(client, field, error):
     _check(result.product, A, x, field)
     assert result.suspect_workers == (WRONG,)
     assert WRONG not in result.used_workers
-    assert result.verification == "freivalds"
+    # "auto": correct over the reals compares the spare results (it names
+    # errors down to the rounding bound); Freivalds checks everywhere else
+    assert result.verification == ("redundancy" if field is None else "freivalds")
 
 
 @pytest.mark.parametrize("field", [None, 65537])
@@ -72,7 +74,8 @@ def test_verify_off_returns_what_the_workers_said(client):
     assert not np.allclose(result.product, A @ x, rtol=1e-9, atol=1e-9)
 
 
-def test_too_many_wrong_workers_raise_with_every_suspect(client):
+@pytest.mark.parametrize("check", ["freivalds", "auto"])
+def test_too_many_wrong_workers_raise_with_every_suspect(client, check):
     A, x = _operands(None)
     wrong = Stragglers(corrupt={1: 1e-3, WRONG: 1e-3, 3: 1e-3})
     with pytest.raises(InconsistentResultsError) as info:
@@ -85,8 +88,13 @@ def test_too_many_wrong_workers_raise_with_every_suspect(client):
             client=client,
             stragglers=wrong,
             verify="correct",
+            check=check,
         )
-    assert set(info.value.suspect_workers) == {1, WRONG, 3}
+    suspects = set(info.value.suspect_workers)
+    if check == "freivalds":  # each result against its own projection
+        assert suspects == {1, WRONG, 3}
+    else:  # 3 wrong of 6 results: no consistent subset locates them
+        assert {1, WRONG, 3} <= suspects
 
 
 @pytest.mark.parametrize("scale", [1e-200, 1.0, 1e150])
@@ -174,12 +182,25 @@ def test_wrong_results_from_worker_processes_are_caught():
     A, x = _operands(None)
     # processes on a busy machine: the slow ones must stay last by a wide margin
     wrong = Stragglers(corrupt={WRONG: 1e-6}, delays={4: 5.0, 5: 5.0})
+    y = np.arange(240) % 7 - 3
     with coded.LocalCodedCluster(n_workers=6, processes=True) as cluster:
-        with pytest.raises(InconsistentResultsError):
-            coded_matmul(
-                A, x, scheme="mds", k=4, client=cluster.client, stragglers=wrong
-            )
+        for output in ("numpy", "dask"):
+            with pytest.raises(InconsistentResultsError):
+                coded_matmul(
+                    A,
+                    x,
+                    scheme="mds",
+                    k=4,
+                    client=cluster.client,
+                    stragglers=wrong,
+                    output=output,
+                )
         with place_operand(A, k=4, client=cluster.client) as placed:
+            for target, right in ((placed, x), (placed.T, y)):
+                for output in ("numpy", "dask"):
+                    with pytest.raises(InconsistentResultsError) as info:
+                        coded_matmul(target, right, stragglers=wrong, output=output)
+                    assert WRONG in info.value.suspect_workers
             result = coded_matmul(placed, x, stragglers=wrong, verify="correct")
     np.testing.assert_allclose(result.product, A @ x, rtol=1e-9, atol=1e-9)
     assert result.suspect_workers == (WRONG,)
@@ -251,11 +272,34 @@ def test_redundancy_checks_results_against_each_other(client, field):
     assert fixed.suspect_workers == (WRONG,)
 
 
+@pytest.mark.parametrize(
+    ("scheme", "k", "check", "needed"),
+    [
+        ("uncoded", None, "freivalds", "n >= 7"),
+        ("mds", 6, "freivalds", "n >= 7"),
+        ("mds", 5, "redundancy", "n >= 7"),
+        ("uncoded", None, "auto", "n >= 7"),
+    ],
+)
+def test_correct_without_spare_workers_says_how_many_are_needed(
+    client, scheme, k, check, needed
+):
+    A, x = _operands(None)
+    with pytest.raises(ValueError, match=f"`verify='correct'`.*{needed}"):
+        coded_matmul(
+            A, x, scheme=scheme, n=6, k=k, client=client, verify="correct", check=check
+        )
+    # one spare: "auto" corrects with Freivalds checks rather than refuse
+    result = coded_matmul(A, x, scheme="mds", n=6, k=5, client=client, verify="correct")
+    assert result.verification == "freivalds"
+    _check(result.product, A, x, None)
+
+
 def test_redundancy_needs_a_row_code_and_the_client(client):
     A, x = _operands(None)
     with pytest.raises(ValueError, match="check='redundancy'` compares"):
         coded.ExecutionOptions(check="redundancy", output="dask")
-    with pytest.raises(ValueError, match="`check` must be 'freivalds'"):
+    with pytest.raises(ValueError, match="`check` must be 'auto', 'freivalds'"):
         coded.ExecutionOptions(check="twice")
     with place_operand(A, n=6, k=4, client=client) as placed:
         with pytest.raises(ValueError, match="needs a code that checks"):
