@@ -251,13 +251,20 @@ def test_sampling_and_generator_are_seeded():
     assert a.max() == 1  # distinct columns per row
 
 
-def test_a_wrong_result_raises_instead_of_returning_a_product():
-    code = LTCode(4, 200, rng=1)
-    A, x = np.random.default_rng(0).normal(size=(200, 3)), np.ones(3)
+@pytest.mark.parametrize(
+    ("code", "worker", "row"),
+    [
+        (LTCode(4, 200, rng=1), 2, 5),
+        (LTCode(4, 600, overhead=1.1, distribution="wave", rng=0), 1, 3),
+    ],
+    ids=["peeled", "inactivated-columns"],
+)
+def test_a_wrong_result_raises_instead_of_returning_a_product(code, worker, row):
+    A, x = np.random.default_rng(0).normal(size=(code.m, 3)), np.ones(3)
     encoded = code.encode_operands(A, x)
     results = {w: code.multiply(encoded.lefts[w], x) for w in range(4)}
-    results[2] = results[2].copy()
-    results[2][5] += 1.0
+    results[worker] = results[worker].copy()
+    results[worker][row] += 1.0
     with pytest.raises(DecodingError, match="does not satisfy"):
         code.decode_results(encoded, results)
 
@@ -302,17 +309,6 @@ def test_wave_soliton_decodes_beyond_the_old_residual_limit_by_inactivation(seed
     product = decoder.decode()
     error = np.linalg.norm(product - A @ B) / np.linalg.norm(A @ B)
     assert error <= decoder.condition_number * 1e3 * EPS
-
-
-def test_a_wrong_result_raises_when_columns_are_inactivated():
-    code = LTCode(4, 600, overhead=1.1, distribution="wave", rng=0)
-    A, x = np.random.default_rng(0).normal(size=(600, 3)), np.ones(3)
-    encoded = code.encode_operands(A, x)
-    results = {w: code.multiply(encoded.lefts[w], x) for w in range(4)}
-    results[1] = results[1].copy()
-    results[1][3] += 1.0
-    with pytest.raises(DecodingError, match="does not satisfy"):
-        code.decode_results(encoded, results)
 
 
 def test_generators_of_a_seed_and_a_named_distribution_are_cached():
