@@ -1,6 +1,7 @@
 """The emulated network: a token bucket per node and direction (mapreduce._emulator)."""
 
 import collections
+import itertools
 import time
 
 import numpy as np
@@ -18,7 +19,7 @@ from mapreduce import (
 )
 from mapreduce._emulator import Link
 from mapreduce._plan import Packet, Segment
-from mapreduce._runtime import _arrive, _frame_task, _pop_seconds
+from mapreduce._runtime import _arrive, _pack_task, _pop_seconds, _rotated
 
 transfers = st.lists(
     st.tuples(st.integers(0, 10_000), st.floats(0, 100, allow_nan=False)),
@@ -35,13 +36,23 @@ transfers = st.lists(
 def test_a_link_carries_at_most_its_rate(transfers, rate, burst):
     link = Link(rate=rate, burst=burst)
     ends = [link.reserve(n, ready=ready) for n, ready in transfers]
-    assert ends == sorted(ends)
+    intervals = sorted(
+        (end - n / rate, end) for (n, _), end in zip(transfers, ends, strict=True)
+    )
+    for (_, end), (begin, _) in itertools.pairwise(intervals):
+        assert begin >= end - 1e-9 * max(1.0, abs(end))  # one transfer at a time
     first = min(ready for _, ready in transfers)
     total = sum(n for n, _ in transfers)
-    assert ends[-1] >= first + (total - burst) / rate - 1e-9
-    if burst == 0:
-        for (n, ready), end in zip(transfers, ends, strict=True):
-            assert end >= ready + n / rate - 1e-9
+    assert max(ends) >= first + (total - burst) / rate - 1e-9
+    for (n, ready), end in zip(transfers, ends, strict=True):
+        assert end >= ready - burst / rate + n / rate - 1e-9
+
+
+def test_a_link_fills_an_idle_interval_booked_out_of_order():
+    link = Link(rate=10.0)
+    assert link.reserve(10, ready=5.0) == 6.0
+    assert link.reserve(20, ready=0.0) == 2.0  # ready earlier: sent earlier
+    assert link.reserve(40, ready=1.0) == 10.0  # no idle 4 s before 6.0
 
 
 def test_a_link_waits_for_the_other_end():
@@ -56,26 +67,26 @@ def test_bad_bandwidth_is_named(bad):
         MapReduceOptions(emulated_bandwidth=bad)
 
 
-def _value_frames(count: int, nbytes: int) -> list:
+def _value_frames(count: int, nbytes: int) -> tuple[list, dict]:
     """`count` uncoded one-value frames of `nbytes` from node 0 to node 1."""
     maps = {f: (b"", bytes(nbytes)) for f in range(count)}
-    return [
-        ((Packet(sender=0, segments=(Segment(receiver=1, file=f),)),), maps)
+    frames = [
+        (f, (Packet(sender=0, segments=(Segment(receiver=1, file=f),)),), (1,))
         for f in range(count)
     ]
+    return frames, maps
 
 
 def test_known_bytes_take_bytes_over_rate():
     """Elapsed >= bytes / rate (the bucket guarantees it), <= that + 1 s (busy box)."""
     rate, prefix = 2e6, "emulator-test-"
     started = time.time()
-    received = []
-    for packets, maps in _value_frames(5, 200_000):
-        sent = _frame_task(packets, maps, prefix, 0, (1,), rate)
-        received.append((packets, sent))
+    frames, maps = _value_frames(5, 200_000)
+    sent = _pack_task(frames, maps, prefix, 0, rate, 2)
+    received = [(packets, sent[i]) for i, packets, _ in frames]
     arrived = _arrive(1, received, prefix, rate)
     elapsed = time.time() - started
-    total = sum(sent[0].nbytes for _, sent in received)
+    total = sum(frame.nbytes for frame, _, _ in sent.values())
     assert total > 5 * 200_000  # payloads plus frame headers
     assert arrived - started >= total / rate
     assert total / rate <= elapsed <= total / rate + 1.0
@@ -83,13 +94,24 @@ def test_known_bytes_take_bytes_over_rate():
 
 
 def test_without_emulation_nothing_waits():
-    received = [
-        (packets, _frame_task(packets, maps, "x-", 0, (1,), None))
-        for packets, maps in _value_frames(2, 10)
-    ]
-    assert all(sent[1:] == ({}, {}) for _, sent in received)
+    frames, maps = _value_frames(2, 10)
+    sent = _pack_task(frames, maps, "x-", 0, None, 2)
+    assert all(s[1:] == ({}, {}) for s in sent.values())
+    received = [(packets, sent[i]) for i, packets, _ in frames]
     started = time.time()
     assert _arrive(1, received, "x-", None) >= started
+
+
+@pytest.mark.parametrize(
+    ("node", "order"),
+    [(0, [1, 2, 3, 1, 2]), (2, [3, 0, 1, 1]), (3, [0, 1, 2, 1, 2])],
+)
+def test_senders_take_turns_over_receivers_starting_after_themselves(node, order):
+    transfers = [(0, 1), (1, 1), (2, 2), (3, 2), (4, 3), (5, 0)]
+    transfers = [(i, t) for i, t in transfers if t != node]
+    got = _rotated(transfers, node, 4)
+    assert sorted(got) == sorted(transfers)
+    assert [t for _, t in got] == order
 
 
 TEXTS = ["a b c a", "b b d", "c a e e e", "a f", "g a b", "d d c"]
