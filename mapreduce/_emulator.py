@@ -10,8 +10,10 @@ also carried it. The receiver then waits (sleeps) until that time: the real
 transfer (through Dask, on one machine much faster) is hidden inside it.
 
 This is a token bucket whose capacity is ``burst`` bytes (default 0: a pure
-rate limiter); virtual times are seconds on one clock shared by the nodes
-(``time.time`` of one machine).
+rate limiter) that carries one transfer at a time and never idles while a
+transfer is ready (a transfer booked late fills an earlier idle interval);
+virtual times are seconds on one clock shared by the nodes (``time.time`` of
+one machine).
 """
 
 from __future__ import annotations
