@@ -3,6 +3,7 @@
 import collections
 import itertools
 import time
+import types
 
 import numpy as np
 import pytest
@@ -14,12 +15,16 @@ from mapreduce import (
     count_words,
     place_li,
     plan_shuffle,
+    plan_traffic,
     run_mapreduce,
     sum_counts,
 )
+from mapreduce import _runtime as runtime
 from mapreduce._emulator import Link
+from mapreduce._network import frames_of
 from mapreduce._plan import Packet, Segment
 from mapreduce._runtime import _arrive, _pack_task, _pop_seconds, _rotated
+from theory import shuffle_seconds_switched
 
 transfers = st.lists(
     st.tuples(st.integers(0, 10_000), st.floats(0, 100, allow_nan=False)),
@@ -151,3 +156,41 @@ def test_an_emulated_run_is_labelled_and_a_plain_one_is_not(client):
     plain = run_mapreduce(TEXTS, count_words, sum_counts, K=2, client=client)
     assert plain.record.emulated_bandwidth is None
     assert np.isfinite(plain.record.shuffle_seconds)
+
+
+@pytest.mark.parametrize(("r", "coded"), [(1, False), (2, True), (3, True)])
+def test_an_emulated_unicast_shuffle_takes_the_switched_model_time(
+    monkeypatch, r, coded
+):
+    """Equal values, every frame ready at 0: the busiest link's bytes over B, exactly.
+
+    Virtual times only (the clock is frozen, waits return at once); with every
+    sender sending in plan order (all to node 0 first) uncoded r = 1 took 1.86x.
+    """
+    clock = types.SimpleNamespace(
+        time=lambda: 0.0, sleep=lambda seconds: None, perf_counter=time.perf_counter
+    )
+    monkeypatch.setattr(runtime, "time", clock)
+    K, rate, prefix = 8, 1e4, f"model-test-{r}-"
+    plan = plan_shuffle(place_li(K, r), coded=coded)
+    frames = frames_of(plan)
+    maps = {f: (bytes(1000),) * K for f in range(plan.placement.N)}
+    sent = {}
+    for s in range(K):
+        mine = [
+            (i, f.packets, f.receivers) for i, f in enumerate(frames) if f.sender == s
+        ]
+        sent |= _pack_task(mine, maps, prefix, s, rate, K)
+    arrivals = [
+        _arrive(
+            k,
+            [(f.packets, sent[i]) for i, f in enumerate(frames) if k in f.receivers],
+            prefix,
+            rate,
+        )
+        for k in range(K)
+    ]
+    traffic = plan_traffic(plan, "unicast", 1000)
+    model = shuffle_seconds_switched(traffic.upload, traffic.download, rate)
+    assert max(arrivals) == pytest.approx(model, rel=1e-9)
+    _pop_seconds(prefix)
