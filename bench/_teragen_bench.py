@@ -28,11 +28,14 @@ from distributed import wait
 
 from mapreduce import (
     MapReduceOptions,
+    place_li,
     summarize_records,
     terasort,
     validate_sorted,
 )
+from mapreduce._job import _choose_coded
 from mapreduce._runtime_terasort import generate_inputs, summarize
+from theory import shuffle_seconds_switched
 
 RATE = 25e6  # bytes/s: 200 Mbit/s, emulated
 SEED = 20261205
@@ -172,4 +175,154 @@ def _print(rows: list[dict], n: int, K: int, repeats: int) -> None:
         print(
             f"{row['scheme']:<40} sort {row['sort_seconds']:7.2f} s "
             f"({over:4.2f}x dd.sort_values), shuffle {row['shuffle_seconds']:6.2f} s"
+        )
+
+
+MODEL_MBIT = (100.0, 400.0)  # the model check's emulated links, Mbit/s
+MODEL_CASES = {  # name -> r, coded, delivery
+    "uncoded r=1": (1, False, "unicast"),
+    "coded r=2 unicast": (2, True, "unicast"),
+    "coded r=2 forward": (2, True, "forward"),
+    "uncoded r=3 (same placement)": (3, False, "unicast"),
+    "coded r=3 unicast": (3, True, "unicast"),
+    "coded r=3 forward": (3, True, "forward"),
+}
+
+
+def _shuffle(client, n: int, K: int, case: tuple, rate: float | None) -> tuple:
+    """One generated TeraSort; its shuffle seconds and the switched model's bytes."""
+    r, coded, delivery = case
+    record = terasort(
+        n,
+        client=client,
+        K=K,
+        r=r,
+        coded=coded,
+        seed=SEED,
+        options=MapReduceOptions(delivery=delivery, emulated_bandwidth=rate),
+    ).record
+    seconds = record.shuffle_seconds
+    if rate is None:
+        return seconds, 0.0
+    return seconds, shuffle_seconds_switched(
+        record.upload_bytes, record.download_bytes, rate
+    )
+
+
+def model_check_section(
+    client, n: int, K: int, repeats: int, names: tuple[str, ...] = tuple(MODEL_CASES)
+) -> dict:
+    """Measured emulated shuffle against the switched model, at two bandwidths.
+
+    Calibrations of their own, never fitted to the runs they predict, per case:
+    ``fixed``, the shuffle of the same job on ``n // 100`` records at the same
+    emulated rate less its bytes term; ``native``, the shuffle of the same job
+    on ``n`` records without emulation (what the machine itself takes). Two
+    predictions: ``additive`` (fixed + bytes / B) and ``overlap`` (max(native,
+    bytes / B): the emulated links and Dask's own transfers run at once, and
+    a reducer waits for both). `names` (of ``MODEL_CASES``) interleaved, medians
+    over `repeats`.
+    """
+    runs: dict = {}
+    for repeat in range(repeats):
+        for mbit in MODEL_MBIT:
+            rate = mbit * 1e6 / 8
+            for name in names:
+                case = MODEL_CASES[name]
+                tiny, tiny_bytes = _shuffle(client, max(1_000, n // 100), K, case, rate)
+                native, _ = _shuffle(client, n, K, case, None)
+                seconds, model = _shuffle(client, n, K, case, rate)
+                runs.setdefault((mbit, name), []).append(
+                    {
+                        "shuffle_seconds": seconds,
+                        "bytes_model_seconds": model,
+                        "fixed_seconds": max(0.0, tiny - tiny_bytes),
+                        "native_seconds": native,
+                        "load_average": os.getloadavg()[0],
+                    }
+                )
+                print(
+                    f"  model check {repeat}: {mbit:.0f} Mbit/s {name:<30} shuffle "
+                    f"{seconds:6.2f} s, bytes/B {model:6.2f} s, native "
+                    f"{native:5.2f} s",
+                    flush=True,
+                )
+    rows = [_model_row(mbit, name, cases) for (mbit, name), cases in runs.items()]
+    choices = _model_choices(rows)
+    _print_model(rows, choices, n, K, repeats)
+    return {"records": n, "K": K, "repeats": repeats, "rows": rows} | choices
+
+
+def _model_row(mbit: float, name: str, cases: list[dict]) -> dict:
+    row: dict = {"network": f"emulated {mbit:.0f} Mbit/s", "mbit": mbit}
+    row |= {"scheme": name, "runs": cases}
+    row |= {key: statistics.median(c[key] for c in cases) for key in cases[0]}
+    row["additive_model_seconds"] = row["fixed_seconds"] + row["bytes_model_seconds"]
+    row["overlap_model_seconds"] = max(
+        row["native_seconds"], row["bytes_model_seconds"]
+    )
+    for model in ("bytes", "additive", "overlap"):
+        row[f"measured_over_{model}_model"] = row["shuffle_seconds"] / max(
+            row[f"{model}_model_seconds"], 1e-12
+        )
+    return row
+
+
+def _model_choices(rows: list[dict]) -> dict:
+    """Per bandwidth: the fastest shuffle by each model and as measured.
+
+    And at r = 3 the choice ``run_mapreduce(coded=None)`` makes on one
+    placement (coded only if the switched model of its bytes says strictly
+    faster, ``_choose_coded``) against the faster one measured.
+    """
+    out: dict = {"fastest": {}, "r3_choice": {}}
+    for mbit in MODEL_MBIT:
+        mine = {row["scheme"]: row for row in rows if row["mbit"] == mbit}
+        keys = ("shuffle", "bytes_model", "additive_model", "overlap_model")
+        out["fastest"][f"{mbit:.0f} Mbit/s"] = {
+            key: min(mine.values(), key=lambda row: row[f"{key}_seconds"])["scheme"]
+            for key in keys
+        }
+        if (
+            "coded r=3 unicast" not in mine
+            or "uncoded r=3 (same placement)" not in mine
+        ):
+            continue
+        coded, plain = mine["coded r=3 unicast"], mine["uncoded r=3 (same placement)"]
+        out["r3_choice"][f"{mbit:.0f} Mbit/s"] = {
+            "model_choice": "coded"
+            if _choose_coded(place_li(8, 3), "unicast")
+            else "uncoded",
+            "measured_faster": "coded"
+            if coded["shuffle_seconds"] < plain["shuffle_seconds"]
+            else "uncoded",
+            "coded_over_uncoded_shuffle": coded["shuffle_seconds"]
+            / plain["shuffle_seconds"],
+        }
+    return out
+
+
+def _print_model(rows: list[dict], choices: dict, n: int, K: int, repeats: int):
+    print(
+        f"\nShuffle model check: TeraSort of {n} records generated on the workers, "
+        f"K={K}, median of {repeats}; emulated links (token buckets)"
+    )
+    print(
+        f"{'network':<22} {'scheme':<30} {'shuffle':>7} {'bytes/B':>7} "
+        f"{'fixed':>6} {'native':>6} {'/bytes':>6} {'/add':>6} {'/overlap':>8}"
+    )
+    for row in rows:
+        print(
+            f"{row['network']:<22} {row['scheme']:<30} {row['shuffle_seconds']:7.2f} "
+            f"{row['bytes_model_seconds']:7.2f} {row['fixed_seconds']:6.2f} "
+            f"{row['native_seconds']:6.2f} {row['measured_over_bytes_model']:6.2f} "
+            f"{row['measured_over_additive_model']:6.2f} "
+            f"{row['measured_over_overlap_model']:8.2f}"
+        )
+    for network, choice in choices["r3_choice"].items():
+        print(f"r=3 on one placement at {network}: {choice}")
+    for network, fastest in choices["fastest"].items():
+        print(
+            f"fastest shuffle at {network}: "
+            + ", ".join(f"{k}={v}" for k, v in fastest.items())
         )

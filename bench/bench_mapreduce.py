@@ -22,12 +22,16 @@ to bench/results/<name>.json.
 
     python bench/bench_mapreduce.py [--quick] [--records N] [--repeats R] [--only "a;b"]
         [--lines L] [--no-wordcount] [--teragen-records N] [--teragen-repeats R]
-        [--no-teragen]
+        [--no-teragen] [--model-records N] [--model-repeats R] [--no-model-check]
 
 (``--only none`` runs the word count alone; ``--only none --no-wordcount`` the
 TeraSort generated on the workers alone, ``_teragen_bench.py``: 10^7 records by
 default, uncoded against ``dd.sort_values`` and coded r = 2, 3 on an emulated
-200 Mbit/s network.)
+200 Mbit/s network.) The shuffle model check (``_teragen_bench.model_check_section``,
+10^6 records by default) runs uncoded and coded r = 2, 3 on emulated 100 and
+400 Mbit/s links and compares each measured shuffle with the switched model plus
+its separately calibrated fixed cost, and the model's choice with the measured
+fastest.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 from _harness import write_results
-from _teragen_bench import terasort_section
+from _teragen_bench import model_check_section, terasort_section
 from distributed import Client, LocalCluster, get_worker, wait
 
 from mapreduce import (
@@ -585,6 +589,14 @@ def main() -> None:
     )
     parser.add_argument("--teragen-repeats", type=int, default=None)
     parser.add_argument("--no-teragen", action="store_true")
+    parser.add_argument(
+        "--model-records",
+        type=int,
+        default=None,
+        help="records of the shuffle model check (default 10^6)",
+    )
+    parser.add_argument("--model-repeats", type=int, default=None)
+    parser.add_argument("--no-model-check", action="store_true")
     args = parser.parse_args()
     n = args.records or (2_000 if args.quick else 100_000)
     repeats = args.repeats or (1 if args.quick else 3)
@@ -643,6 +655,15 @@ def main() -> None:
                 )
             if not args.no_wordcount:
                 words.append(wordcount_cases(client, lines, 4 * K))
+        model_check = None
+        if not args.no_model_check:
+            model_check = model_check_section(
+                client,
+                args.model_records or (20_000 if args.quick else 1_000_000),
+                K,
+                args.model_repeats or (1 if args.quick else 2),
+                *([("uncoded r=1", "coded r=2 unicast")] if args.quick else []),
+            )
         teragen = None
         if not args.no_teragen:
             teragen = terasort_section(
@@ -706,6 +727,7 @@ def main() -> None:
             "wordcount": word_rows,
             "wordcount_over_foldby": word_ratios,
             "teragen": teragen,
+            "shuffle_model_check": model_check,
             **summary,
         },
         quick=args.quick,

@@ -10,12 +10,15 @@ also carried it. The receiver then waits (sleeps) until that time: the real
 transfer (through Dask, on one machine much faster) is hidden inside it.
 
 This is a token bucket whose capacity is ``burst`` bytes (default 0: a pure
-rate limiter); virtual times are seconds on one clock shared by the nodes
-(``time.time`` of one machine).
+rate limiter) that carries one transfer at a time and never idles while a
+transfer is ready (a transfer booked late fills an earlier idle interval);
+virtual times are seconds on one clock shared by the nodes (``time.time`` of
+one machine).
 """
 
 from __future__ import annotations
 
+import bisect
 import threading
 from dataclasses import dataclass, field
 
@@ -49,13 +52,17 @@ class Link:
 
     Notes
     -----
-    Transfer ``i`` of ``n_i`` bytes, ready at ``a_i`` and not done before
-    ``b_i`` (when the other end's link is done with it), finishes at
-    ``t_i = max(max(a_i - burst / rate, t_{i-1}) + n_i / rate, b_i)``
-    (``t_0 = -inf``), so any transfers that start at ``a`` end no earlier than
-    ``a + (sum n_i - burst) / rate``. A sender's uplink and a receiver's
-    downlink carry a frame's bytes at once (``a`` is when the uplink started
-    it, ``b`` when it finished), as a switched network does.
+    The link carries one transfer at a time at `rate`; a transfer of ``n``
+    bytes, ready at ``a`` and not done before ``b`` (when the other end's
+    link is done with it), takes the earliest idle interval of ``n / rate``
+    seconds that starts no earlier than ``max(a - burst / rate, b - n / rate)``.
+    The link is work-conserving: a transfer booked later (the tasks that book
+    them run in no particular order) still takes an idle interval before the
+    ones booked earlier, as a real link sends whatever is ready. So transfers
+    that are ready at ``a`` end no earlier than ``a + (sum n_i - burst) /
+    rate``. A sender's uplink and a receiver's downlink carry a frame's bytes
+    at once (``a`` is when the uplink started it, ``b`` when it finished), as a
+    switched network does.
 
     Examples
     --------
@@ -64,11 +71,13 @@ class Link:
     (0.5, 1.5)
     >>> round(link.reserve(10, ready=3.0), 3), link.reserve(10, ready=3.0, after=5.0)
     (3.1, 5.0)
+    >>> link.reserve(100, ready=1.6)  # idle from 1.5 to 3.0: fits before 3.0
+    2.6
     """
 
     rate: float
     burst: float = 0.0
-    free_at: float = -float("inf")
+    busy: list[tuple[float, float]] = field(default_factory=list, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
@@ -82,7 +91,12 @@ class Link:
 
         Returns when the last byte passes (seconds on the shared clock).
         """
+        length = nbytes / self.rate
         with self._lock:
-            start = max(ready - self.burst / self.rate, self.free_at)
-            self.free_at = max(start + nbytes / self.rate, after)
-            return self.free_at
+            start = max(ready - self.burst / self.rate, after - length)
+            for begin, end in self.busy:  # sorted by start, not overlapping
+                if begin >= start + length:
+                    break
+                start = max(start, end)
+            bisect.insort(self.busy, (start, start + length))
+            return start + length

@@ -190,26 +190,37 @@ def _encode_frame(packets: tuple[Packet, ...], maps: dict[int, Values]) -> np.nd
 Sent = tuple[np.ndarray, dict[int, tuple[float, float]], dict[int, float]]
 
 
-def _frame_task(
-    packets: tuple[Packet, ...],
-    maps: dict[int, Values],
-    prefix: str,
-    node: int,
-    targets: tuple[int, ...],
-    rate: float | None,
-) -> Sent:
-    """Build one frame on its sender: one array, moved whole to each receiver.
-
-    Returns the frame, when the sender's emulated uplink starts and ends
-    sending it to each of `targets` (the nodes it sends to itself; empty
-    without emulation), and no arrival times yet.
-    """
+def _build_frame(
+    packets: tuple[Packet, ...], maps: dict[int, Values], prefix: str, node: int
+) -> tuple[np.ndarray, float]:
+    """Build one frame on its sender; return it and when it was ready (wall clock)."""
     began = time.perf_counter()
     frame = _encode_frame(packets, maps)
     _add_seconds(prefix, node, "pack", time.perf_counter() - began)
-    if rate is None:
-        return frame, {}, {}
-    return frame, _send(prefix, node, targets, frame.nbytes, rate, time.time()), {}
+    return frame, time.time()
+
+
+def _rotated(
+    transfers: list[tuple[int, int]], node: int, K: int
+) -> list[tuple[int, int]]:
+    """Order a sender's (frame, target) transfers round-robin over the targets.
+
+    Targets take turns, starting after the sender's index (node ``s`` first
+    sends to ``s + 1``, then ``s + 2``, ...), so that at any moment the senders
+    load different receivers' downlinks: sending every frame to node 0 first
+    would queue all senders on node 0's downlink while the others idle.
+    """
+    queues: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for transfer in transfers:
+        queues[transfer[1]].append(transfer)
+    order = sorted(queues, key=lambda t: _turn(node, t, K))
+    rounds = max((len(q) for q in queues.values()), default=0)
+    return [queues[t][j] for j in range(rounds) for t in order if j < len(queues[t])]
+
+
+def _turn(source: int, target: int, K: int) -> tuple[int, int]:
+    """Sort key of a hop: every source's targets in turn after it (see _rotated)."""
+    return (target - source) % K, source
 
 
 def _pack_task(
@@ -218,12 +229,24 @@ def _pack_task(
     prefix: str,
     node: int,
     rate: float | None,
+    K: int,
 ) -> dict[int, Sent]:
-    """Build every frame a sender sends: frame id -> what :func:`_frame_task` gives."""
-    return {
-        i: _frame_task(packets, maps, prefix, node, targets, rate)
-        for i, packets, targets in frames
-    }
+    """Build every frame a sender sends: frame id -> (frame, uplink per target, {}).
+
+    Each frame is one array, moved whole to each receiver. Emulated, the
+    sender's uplink carries the frames to the targets it sends to itself, in
+    the order of :func:`_rotated`, each no earlier than its frame was built;
+    the hops give when the uplink starts and ends each (empty without
+    emulation); no arrival times yet.
+    """
+    built = {i: _build_frame(packets, maps, prefix, node) for i, packets, _ in frames}
+    hops: dict[int, dict[int, tuple[float, float]]] = defaultdict(dict)
+    if rate is not None:
+        transfers = [(i, t) for i, _, targets in frames for t in targets]
+        for i, t in _rotated(transfers, node, K):
+            frame, ready = built[i]
+            hops[i] |= _send(prefix, node, (t,), frame.nbytes, rate, ready)
+    return {i: (frame, hops[i], {}) for i, (frame, _) in built.items()}
 
 
 def _select(packed: dict[int, Sent], ids: list[int]) -> list[Sent]:
@@ -584,6 +607,7 @@ class _Job:
                 self.prefix,
                 s,
                 rate,
+                plan.placement.K,
                 key=f"pack-{s}",
                 node=s,
             )
@@ -607,12 +631,15 @@ class _Job:
             return incoming
         chains = {i: frame.chain for i, frame in enumerate(frames)}
         held = {i: held[i, chain[0]] for i, chain in chains.items()}
+        K = self.placement.K
         for h in range(1, max((len(c) for c in chains.values()), default=0)):
             hops: dict[tuple[int, int], list[int]] = defaultdict(list)
             for i, chain in chains.items():
                 if len(chain) > h:
                     hops[chain[h - 1], chain[h]].append(i)
-            for (source, target), ids in sorted(hops.items()):
+            for (source, target), ids in sorted(
+                hops.items(), key=lambda h: _turn(*h[0], K)
+            ):
                 bundle = self.submit(
                     _relay,
                     [held[i] for i in ids],
