@@ -884,6 +884,7 @@ class LTDecoder(Decoder):
         else:
             stale = (
                 exact
+                or not self._peel.unknown  # full rank: the guard needs the plan
                 or self._idle_queries >= _IDLE_QUERIES
                 or count >= self._tried + self._retry_rows
             )
