@@ -340,3 +340,19 @@ def test_near_m_the_test_is_exact_once_no_rows_arrive_and_on_decode(seed):
     fresh = code.decoder(encoded)
     _feed(code, encoded, pieces, fresh)
     np.testing.assert_allclose(fresh.decode(), A @ x, rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_guard_reads_a_plan_as_soon_as_peeling_resolves_every_row(seed):
+    m = 2000
+    code = LTCode(4, m, rng=seed)
+    encoded = code.encode_operands(np.ones((m, 2)), np.ones(2))
+    decoder = code.decoder(encoded)
+    for s in range(0, code.loads[0], 10):
+        for w in range(4):
+            decoder.mark(w, s, min(s + 10, code.loads[w]))
+        if not decoder._peel.unknown:
+            break
+    decoder._solver, decoder._tried = None, decoder.progress[0]  # a plan just failed
+    assert decoder.is_decodable
+    assert np.isfinite(decoder.condition_number)  # needs_more is not a NaN test
