@@ -50,6 +50,9 @@ amplification times eps, so about 1e-12 here)."""
 _MAX_RESIDUAL_ENTRIES = 2**25  # dense residual system: 256 MiB of float64
 _EPS = float(np.finfo(np.float64).eps)
 _REFINEMENTS = 2
+_INACTIVATION_STEP = 4  # columns inactivated together when peeling stalls
+_RETRY_DIVISOR = 50  # a failed plan is retried after m / 50 more rows
+_IDLE_QUERIES = 2  # ... or when asked this often with no new rows
 _SUM_TOLERANCE = 1e-12
 
 
@@ -634,14 +637,20 @@ class _Peeler:
         ready = touched[(self.remaining[touched] == 1) & ~self.used[touched]]
         return np.unique(ready)
 
-    def _most_shared_column(self, pending: np.ndarray) -> np.ndarray:
-        """Return the unknown column in most of the lowest-degree pending rows."""
+    def _most_shared_columns(self, pending: np.ndarray) -> np.ndarray:
+        """Return the unknown columns in most of the lowest-degree pending rows.
+
+        Up to :data:`_INACTIVATION_STEP` at once: a few more inactive columns
+        (each also shortens the peeling chains, so the solve amplifies less) for
+        several times fewer peeling restarts.
+        """
         degree = self.remaining[pending]
         rows = pending[degree == degree.min()]
         G = self.pattern.G
         cols, _ = _gather(G.indptr, G.indices, rows)
-        cols = cols[~self.recovered[cols]]
-        return np.array([np.argmax(np.bincount(cols))], dtype=np.int64)
+        counts = np.bincount(cols[~self.recovered[cols]])
+        step = min(_INACTIVATION_STEP, int(np.count_nonzero(counts)))
+        return np.argsort(-counts, kind="stable")[:step].astype(np.int64)
 
     def inactivate(self, limit: int) -> bool:
         """Inactivate columns until all are resolved (False: more than `limit`)."""
@@ -650,7 +659,7 @@ class _Peeler:
         while self.unknown:
             pending = np.flatnonzero(self.received & ~self.used & (self.remaining > 1))
             if pending.size:
-                cols = self._most_shared_column(pending)
+                cols = self._most_shared_columns(pending)
             else:  # in no received row: rank deficient
                 cols = np.flatnonzero(~self.recovered)
             total += cols.size
@@ -805,6 +814,11 @@ class LTDecoder(Decoder):
         self._peel = _Peeler(code._pattern)
         self._blocks: list[tuple[np.ndarray, np.ndarray]] = []
         self._solver: _Solver | None = None
+        # failed plans are retried after `_retry_rows` more rows (or when idle)
+        self._retry_rows = code.m // _RETRY_DIVISOR
+        self._tried = code.m
+        self._queried = -1
+        self._idle_queries = 0
 
     def _rows(self, worker: int, start: int, stop: int) -> np.ndarray:
         w = check_int(worker, "piece.worker", min_value=0, max_value=self._code.n - 1)
@@ -849,24 +863,48 @@ class LTDecoder(Decoder):
         self._blocks.append((rows, value.reshape(rows.size, -1)))
         self._peel.add_rows(rows)
 
-    def _current_solver(self) -> _Solver | None:
+    def _current_solver(self, *, exact: bool = False) -> _Solver | None:
         """Return the plan of the received rows.
 
         A full-rank plan is kept until 1% of m more rows arrived (its rows still
-        determine the product, and more rows only lower the amplification).
+        determine the product, and more rows only lower the amplification). A
+        plan that failed (or the first one, from m rows on) is tried again once
+        ``m / 50`` more rows arrived since, when `exact`, or when asked
+        :data:`_IDLE_QUERIES` times with no new rows: near m rows a plan costs a
+        global peel, many inactive columns and a dense solve, and the
+        conditioning guard would wait for more rows anyway.
         """
         count, solver = self._peel.count, self._solver
-        if solver is None or not solver.full_rank:
-            stale = solver is None or solver.count != count
-        else:
+        self._idle_queries = self._idle_queries + 1 if count == self._queried else 0
+        self._queried = count
+        if solver is not None and solver.count == count:
+            return solver
+        if solver is not None and solver.full_rank:
             stale = count - solver.count >= max(1, self._code.m // 100)
+        else:
+            stale = (
+                exact
+                or not self._peel.unknown  # full rank: the guard needs the plan
+                or self._idle_queries >= _IDLE_QUERIES
+                or count >= self._tried + self._retry_rows
+            )
         if stale:
             self._solver = solver = _plan(self._peel)
+            if solver is None or not solver.full_rank:
+                self._tried = count
         return solver
 
     @property
     def is_decodable(self) -> bool:
-        """Whether the received rows have full column rank (peeled or solved)."""
+        """Whether the received rows have full column rank (peeled or solved).
+
+        Exact for fewer than 50 source rows, when peeling alone resolves every
+        row, and when asked again with no new rows (twice, for instance by a
+        waiting run's polls). While rows keep arriving, a received set that
+        failed is tested again once ``m / 50`` more rows arrived (the first test
+        at ``1.02 m``): a rank test near m costs far more than its rows, and the
+        conditioning guard would wait for more rows anyway.
+        """
         if self._peel.count >= self._code.m and not self._peel.unknown:
             return True
         solver = self._current_solver()
@@ -906,7 +944,7 @@ class LTDecoder(Decoder):
         DecodingError
             The decoded product does not satisfy the received rows.
         """
-        solver = self._current_solver()
+        solver = self._current_solver(exact=True)
         if solver is None or not solver.full_rank:
             raise NotEnoughResultsError(self._shortfall())
         Y = np.empty((self._code.generator.shape[0], self._blocks[0][1].shape[1]))

@@ -317,3 +317,38 @@ def test_generators_of_a_seed_and_a_named_distribution_are_cached():
     fresh = [LTCode(3, 500, rng=np.random.default_rng(4)).generator for _ in "ab"]
     assert fresh[0] is not fresh[1]
     assert (fresh[0] != fresh[1]).nnz == 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_near_m_the_test_is_exact_once_no_rows_arrive_and_on_decode(seed):
+    m = 1000  # a failed or first plan waits for 1.02 m rows while rows arrive
+    code = LTCode(4, m, rng=seed)
+    rng = np.random.default_rng(seed)
+    A, x = rng.normal(size=(m, 3)), rng.normal(size=3)
+    encoded = code.encode_operands(A, x)
+    pieces = [(w, 0, 252) for w in range(4)] + [(0, 252, 252 + 5 * seed)]
+    decoder = code.decoder(encoded)
+    rows = _feed(code, encoded, pieces, decoder)
+    assert m <= rows.size < 1.02 * m
+    assert np.linalg.matrix_rank(code.generator[rows].toarray()) == m
+    answers = [decoder.is_decodable for _ in range(3)]  # a waiting run's polls
+    assert answers == [False, False, True]
+    fresh = code.decoder(encoded)
+    _feed(code, encoded, pieces, fresh)
+    np.testing.assert_allclose(fresh.decode(), A @ x, rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_guard_reads_a_plan_as_soon_as_peeling_resolves_every_row(seed):
+    m = 2000
+    code = LTCode(4, m, rng=seed)
+    encoded = code.encode_operands(np.ones((m, 2)), np.ones(2))
+    decoder = code.decoder(encoded)
+    for s in range(0, code.loads[0], 10):
+        for w in range(4):
+            decoder.mark(w, s, min(s + 10, code.loads[w]))
+        if not decoder._peel.unknown:
+            break
+    decoder._solver, decoder._tried = None, decoder.progress[0]  # a plan just failed
+    assert decoder.is_decodable
+    assert np.isfinite(decoder.condition_number)  # needs_more is not a NaN test
