@@ -28,12 +28,12 @@ from distributed import wait
 
 from mapreduce import (
     MapReduceOptions,
+    model_prefers_coded,
     place_li,
     summarize_records,
     terasort,
     validate_sorted,
 )
-from mapreduce._job import _choose_coded
 from mapreduce._runtime_terasort import generate_inputs, summarize
 from theory import shuffle_seconds_switched
 
@@ -273,7 +273,7 @@ def _model_choices(rows: list[dict]) -> dict:
 
     And at r = 3 the choice ``run_mapreduce(coded=None)`` makes on one
     placement (coded only if the switched model of its bytes says strictly
-    faster, ``_choose_coded``) against the faster one measured.
+    faster, ``model_prefers_coded``) against the faster one measured.
     """
     out: dict = {"fastest": {}, "r3_choice": {}}
     for mbit in MODEL_MBIT:
@@ -291,7 +291,7 @@ def _model_choices(rows: list[dict]) -> dict:
         coded, plain = mine["coded r=3 unicast"], mine["uncoded r=3 (same placement)"]
         out["r3_choice"][f"{mbit:.0f} Mbit/s"] = {
             "model_choice": "coded"
-            if _choose_coded(place_li(8, 3), "unicast")
+            if model_prefers_coded(place_li(8, 3))
             else "uncoded",
             "measured_faster": "coded"
             if coded["shuffle_seconds"] < plain["shuffle_seconds"]

@@ -40,6 +40,7 @@ from mapreduce._network import (
     DELIVERIES,
     FRAME_HEADER_BYTES,
     Traffic,
+    model_prefers_coded,
     plan_traffic,
     predict_shuffle_seconds,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "count_words",
     "generate_records",
     "hash_partition",
+    "model_prefers_coded",
     "place_from_map",
     "place_hypercube",
     "place_k3",

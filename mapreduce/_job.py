@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mapreduce._network import predict_shuffle_seconds
+from mapreduce._network import model_prefers_coded
 from mapreduce._options import MapReduceOptions, mapreduce_options
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import plan_shuffle, verify_plan
@@ -122,17 +122,6 @@ def _resolve_placement(
     return place_li(K, r, N=N)
 
 
-def _choose_coded(placement: Placement, delivery: str) -> bool:
-    """Coded only if the switched-network model says it is faster (ties: no)."""
-    times = [
-        predict_shuffle_seconds(
-            plan_shuffle(placement, coded=coded), network="switched", delivery=delivery
-        )
-        for coded in (True, False)
-    ]
-    return times[0] < times[1] * (1 - 1e-9)
-
-
 def run_mapreduce(
     files: Any,
     map_fn: MapFn,
@@ -171,7 +160,7 @@ def run_mapreduce(
         Any placement with ``K`` nodes and one file per input file.
     coded : bool, optional
         Coded multicasts or plain unicasts of whole values. Default: whichever
-        the switched-network model (:func:`mapreduce.predict_shuffle_seconds`)
+        the switched-network model (:func:`mapreduce.model_prefers_coded`)
         predicts faster for the options' `delivery`, uncoded on a tie. Dask has
         no multicast, so the coded shuffle's gain in the papers' load does not
         show in Dask's wire bytes (docs/theory/network.md).
@@ -261,7 +250,7 @@ def run_mapreduce(
     options = mapreduce_options(options, deprecated, "run_mapreduce")
     placement = _resolve_placement(files, K, r, placement, split)
     if coded is None:
-        coded = _choose_coded(placement, options.delivery)
+        coded = model_prefers_coded(placement, delivery=options.delivery)
     plan = verify_plan(plan_shuffle(placement, coded=bool(coded)))
     from mapreduce._runtime import execute_mapreduce
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mapreduce._coding import packet_payload_bytes
-from mapreduce._plan import Packet, ShufflePlan
+from mapreduce._placement import Placement
+from mapreduce._plan import Packet, ShufflePlan, plan_shuffle
 from theory import shuffle_seconds_multicast, shuffle_seconds_switched
 
 __all__ = [
@@ -242,3 +243,42 @@ def predict_shuffle_seconds(
         messages=traffic.messages,
         latency_seconds=latency_seconds,
     )
+
+
+def model_prefers_coded(
+    placement: Placement, *, delivery: Delivery = "unicast"
+) -> bool:
+    """Whether the switched-network model says the coded shuffle is faster.
+
+    The choice ``run_mapreduce(coded=None)`` makes: coded only if
+    :func:`predict_shuffle_seconds` (switched network, `delivery`) of the coded
+    plan is strictly below the uncoded plan's (ties go to uncoded).
+
+    Parameters
+    ----------
+    placement : Placement
+        Where the files are mapped.
+    delivery : {"unicast", "forward"}
+        How a coded packet reaches its receivers.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    On a switched network Li's coded shuffle moves the bytes the uncoded one
+    does, so the tie keeps the uncoded shuffle:
+
+    >>> from mapreduce import place_li
+    >>> placement = place_li(8, 3)
+    >>> [model_prefers_coded(placement, delivery=d) for d in ("unicast", "forward")]
+    [False, False]
+    """
+    times = [
+        predict_shuffle_seconds(
+            plan_shuffle(placement, coded=coded), network="switched", delivery=delivery
+        )
+        for coded in (True, False)
+    ]
+    return times[0] < times[1] * (1 - 1e-9)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mapreduce import (
+    DELIVERIES,
     FRAME_HEADER_BYTES,
     MapReduceOptions,
     MapReduceTaskError,
@@ -17,12 +18,14 @@ from mapreduce import (
     count_words,
     generate_records,
     hash_partition,
+    model_prefers_coded,
     place_from_map,
     place_hypercube,
     place_k3,
     place_li,
     plan_shuffle,
     plan_traffic,
+    predict_shuffle_seconds,
     run_mapreduce,
     run_terasort,
     split_input,
@@ -62,6 +65,20 @@ def test_default_shuffle_is_chosen_by_the_switched_network_model(client):
     result = run_mapreduce(TEXTS, count_words, sum_counts, K=4, r=2, client=client)
     assert not result.record.is_coded
     assert result.output == collections.Counter(" ".join(TEXTS).split())
+
+
+@given(st.integers(2, 7), st.data(), st.sampled_from(DELIVERIES))
+def test_model_prefers_coded_only_when_its_time_is_strictly_less(K, data, delivery):
+    placement = place_li(K, data.draw(st.integers(1, K)))
+    coded, uncoded = (
+        predict_shuffle_seconds(plan_shuffle(placement, coded=c), delivery=delivery)
+        for c in (True, False)
+    )
+    assert model_prefers_coded(placement, delivery=delivery) == (
+        coded < uncoded * (1 - 1e-9)
+    )
+    # on a switched network Li's coded shuffle downloads what the uncoded one does
+    assert coded >= uncoded * (1 - 1e-9)
 
 
 def test_coded_and_uncoded_runs_agree(client):
