@@ -547,6 +547,30 @@ def test_dask_dataframe_in_and_out(client):
     )
 
 
+@pytest.mark.parametrize("kind", ["bag", "dataframe"])
+@pytest.mark.parametrize(("npartitions", "N"), [(8, 6), (10, 12)])
+def test_partitions_are_grouped_or_split_into_files(client, kind, npartitions, N):
+    # K = 4, r = 2: files come in multiples of 6 pairs of nodes; 8 one-line
+    # partitions become 6 runs of 1 or 2, concatenated on the node that maps
+    # them (a list, or a pandas frame); 10 are split into 12 files
+    texts = TEXTS[:npartitions]
+    if kind == "bag":
+        db = pytest.importorskip("dask.bag")
+        data, map_fn = db.from_sequence(texts, partition_size=1), _count_partition
+    else:
+        dd = pytest.importorskip("dask.dataframe")
+        pd = pytest.importorskip("pandas")
+        frame = pd.DataFrame({"text": texts})
+        data, map_fn = dd.from_pandas(frame, chunksize=1), _count_frame
+    assert data.npartitions == npartitions
+    for coded in (True, False):
+        result = run_mapreduce(
+            data, map_fn, sum_counts, K=4, r=2, coded=coded, client=client
+        )
+        assert result.record.N == N
+        assert result.output == collections.Counter(" ".join(texts).split())
+
+
 def test_progress_bars_go_to_stderr(client, capsys):
     run_mapreduce(
         TEXTS[:3],
