@@ -406,6 +406,46 @@ def _scatter_killing(client, address):
     return scatter
 
 
+def _who_has_killing(client, address):
+    """Client.who_has, but the worker at `address` dies once it has answered."""
+    original = client.who_has
+
+    def who_has(*args, **kwargs):
+        held = original(*args, **kwargs)
+        if address in client.nthreads():
+            client.run(_close_self, workers=[address])
+            deadline = time.perf_counter() + 10
+            while address in client.nthreads() and time.perf_counter() < deadline:
+                time.sleep(0.05)
+        return held
+
+    return who_has
+
+
+def test_a_node_lost_while_a_bags_files_are_copied_is_tolerated(
+    fresh_client, monkeypatch
+):
+    # the copies to node 2 never land, and partitions held only there are
+    # computed again elsewhere: each file keeps r - 1 = 1 copy
+    db = pytest.importorskip("dask.bag")
+    address = sorted(fresh_client.nthreads())[2]
+    monkeypatch.setattr(
+        fresh_client, "who_has", _who_has_killing(fresh_client, address)
+    )
+    result = run_mapreduce(
+        db.from_sequence(TEXTS, npartitions=6),
+        _count_partition,
+        sum_counts,
+        K=4,
+        r=2,
+        coded=True,
+        client=fresh_client,
+        options=MapReduceOptions(timeout=30),
+    )
+    assert result.output == collections.Counter(" ".join(TEXTS).split())
+    assert result.record.lost_nodes == (2,)
+
+
 def _dying_map(client, monkeypatch, when):
     """A job's map function; node 2's worker dies `when` (mid-"map", or "scatter")."""
     address = sorted(client.nthreads())[2]
