@@ -422,40 +422,25 @@ def _who_has_killing(client, address):
     return who_has
 
 
-def test_a_node_lost_while_a_bags_files_are_copied_is_tolerated(
-    fresh_client, monkeypatch
-):
-    # the copies to node 2 never land, and partitions held only there are
-    # computed again elsewhere: each file keeps r - 1 = 1 copy
-    db = pytest.importorskip("dask.bag")
-    address = sorted(fresh_client.nthreads())[2]
-    monkeypatch.setattr(
-        fresh_client, "who_has", _who_has_killing(fresh_client, address)
-    )
-    result = run_mapreduce(
-        db.from_sequence(TEXTS, npartitions=6),
-        _count_partition,
-        sum_counts,
-        K=4,
-        r=2,
-        coded=True,
-        client=fresh_client,
-        options=MapReduceOptions(timeout=30),
-    )
-    assert result.output == collections.Counter(" ".join(TEXTS).split())
-    assert result.record.lost_nodes == (2,)
+def _dying_job(client, monkeypatch, when, texts):
+    """A job's input and map function; node 2's worker dies `when`.
 
-
-def _dying_map(client, monkeypatch, when):
-    """A job's map function; node 2's worker dies `when` (mid-"map", or "scatter")."""
+    "map": mid-map; "scatter": as its files are sent; "copy": the input is a
+    dask.bag, and the worker dies as the bag's files are copied to their nodes
+    (partitions held only there are computed again elsewhere).
+    """
     address = sorted(client.nthreads())[2]
     if when == "map":
-        return functools.partial(_die_at, address)
-    monkeypatch.setattr(client, "scatter", _scatter_killing(client, address))
-    return count_words
+        return texts, functools.partial(_die_at, address)
+    if when == "scatter":
+        monkeypatch.setattr(client, "scatter", _scatter_killing(client, address))
+        return texts, count_words
+    db = pytest.importorskip("dask.bag")
+    monkeypatch.setattr(client, "who_has", _who_has_killing(client, address))
+    return db.from_sequence(texts, npartitions=len(texts)), _count_partition
 
 
-DYING = pytest.mark.parametrize("when", ["map", "scatter"])
+DYING = pytest.mark.parametrize("when", ["map", "scatter", "copy"])
 
 
 @DYING
@@ -463,8 +448,7 @@ def test_a_lost_mapper_within_tolerance_gives_the_full_output(
     fresh_client, monkeypatch, when
 ):
     result = run_mapreduce(
-        TEXTS,
-        _dying_map(fresh_client, monkeypatch, when),
+        *_dying_job(fresh_client, monkeypatch, when, TEXTS),
         sum_counts,
         K=4,
         r=2,
@@ -483,8 +467,7 @@ def test_a_lost_mapper_beyond_tolerance_raises_before_the_timeout(
     started = time.perf_counter()
     with pytest.raises(NotEnoughMappersError, match=r"nodes \[2\] were lost; file"):
         run_mapreduce(
-            TEXTS[:4],
-            _dying_map(fresh_client, monkeypatch, when),
+            *_dying_job(fresh_client, monkeypatch, when, TEXTS[:4]),
             sum_counts,
             K=4,
             r=1,
