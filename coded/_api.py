@@ -87,8 +87,10 @@ def coded_matmul(
         to finish is used.
         ``"rateless"`` (:class:`coded.LTCode`, in-memory A only) gives the
         workers 1.3 m encoded rows in batches and decodes from whichever rows
-        arrive first; it is the scheme that takes a scipy.sparse A (CSR, CSC
-        or COO), whose shares stay sparse.
+        arrive first; it takes a scipy.sparse A (CSR, CSC or COO), whose
+        shares stay sparse, as ``"replication"``, ``"uncoded"`` and
+        ``"speculative"`` do (their shares: CSR row blocks of A); the other
+        schemes' shares of it would be dense, and they refuse it.
     n : int, optional
         Number of workers to use, ``<=`` the cluster's; defaults to all of them
         (4 for the embedded cluster).

@@ -74,6 +74,8 @@ SCHEMES: tuple[str, ...] = (
     "speculative",
     "rateless",
 )
+SPARSE_SCHEMES = ("rateless", "replication", "uncoded", "speculative")
+"""Schemes that take a scipy.sparse A: their shares are sparse rows of it."""
 STREAM_BATCHES = 8
 """Batches per worker of a rateless call: a straggler's finished ones count."""
 EMBEDDED_WORKERS = 4
@@ -350,15 +352,16 @@ def _allocation_plan(
 def check_operands(A: Any, B: Any, scheme: str = "mds") -> None:
     """Check that A (2-D) and B (1-D or 2-D) are finite and conform for A @ B.
 
-    A scipy.sparse A is accepted by ``scheme="rateless"`` only (its shares stay
-    sparse; its format and values are checked by the encoding).
+    A scipy.sparse A is accepted by the schemes whose shares stay sparse
+    (:data:`SPARSE_SCHEMES`; its format and values are checked by the encoding).
     """
     if is_sparse(A):
-        if scheme != "rateless":
+        if scheme not in SPARSE_SCHEMES:
             raise TypeError(
                 f"`A` is a scipy.sparse matrix ({type(A).__name__}); scheme="
                 f"{scheme!r} gives dense shares of it: use scheme='rateless' "
-                "(whose shares of a CSR A stay sparse) or pass `A.toarray()`."
+                "(whose shares of a CSR A stay sparse; 'replication' and "
+                "'uncoded' keep it sparse too) or pass `A.toarray()`."
             )
         shape = A.shape
     else:

@@ -108,9 +108,13 @@ def estimate_memory(
 
 
 def _sparse_row(code: Code, m: int, nnz: int) -> float:
-    """Return the expected nonzeros of a coded row of a sparse A with `nnz` nonzeros."""
+    """Return the expected nonzeros of a coded row of a sparse A with `nnz` nonzeros.
+
+    A source row (nnz / m) for the codes that copy rows; the sum of about the
+    mean degree of them for an LT code.
+    """
     distribution = getattr(code, "distribution", None)
-    degree = m if distribution is None else min(m, distribution.mean)
+    degree = 1 if distribution is None else min(m, distribution.mean)
     return min(degree * nnz / max(m, 1), nnz)
 
 

@@ -193,6 +193,34 @@ def _real_array(value: Any, name: str, ndim: tuple[int, ...]) -> np.ndarray:
     return array if array.dtype == np.float32 else np.asarray(array, np.float64)
 
 
+def as_csr(A: Any) -> Any:
+    """Return a scipy.sparse A as CSR float64 (CSC and COO converted), else None.
+
+    Raises
+    ------
+    TypeError
+        Another sparse format, or not real.
+    ValueError
+        NaN or inf among the stored entries.
+    """
+    import scipy.sparse
+
+    if not scipy.sparse.issparse(A):
+        return None
+    if A.format not in ("csr", "csc", "coo"):
+        raise TypeError(
+            f"`A` is a scipy.sparse {A.format.upper()} matrix; the codes that keep "
+            "A sparse take CSR, CSC or COO (converted to CSR): pass `A.tocsr()`."
+        )
+    csr = scipy.sparse.csr_array(A.tocsr())
+    if csr.ndim != 2 or csr.dtype.kind not in "iuf":
+        raise TypeError(f"`A` must be a real sparse matrix, got dtype {csr.dtype}.")
+    csr = csr.astype(np.float64, copy=False)
+    if not np.isfinite(csr.data).all():
+        raise ValueError("`A` must be finite (no NaN or inf).")
+    return csr
+
+
 def real_output(*arrays: np.ndarray) -> Output:
     """``"float32"`` when every real operand is float32, else ``"real"`` (float64)."""
     return "float32" if all(a.dtype == np.float32 for a in arrays) else "real"
@@ -336,7 +364,7 @@ def multiply_real(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    left : numpy.ndarray, shape (l, d)
+    left : numpy.ndarray or scipy.sparse CSR, shape (l, d)
         Coded rows.
     right : numpy.ndarray, shape (d, c) or (d,)
         Right operand.
@@ -348,7 +376,7 @@ def multiply_real(left: np.ndarray, right: np.ndarray) -> np.ndarray:
         refuses it with `NonFiniteResultError`, naming the worker).
     """
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.matmul(left, right)
+        return np.asarray(left @ right)  # a scipy.sparse left gives a dense product
 
 
 def multiply_mod(left: np.ndarray, right: np.ndarray, *, p: int) -> np.ndarray:

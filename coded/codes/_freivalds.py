@@ -40,6 +40,7 @@ from coded.codes import _fields as fields
 from coded.codes._base import Piece
 from coded.codes._transpose import transposed_units
 from theory.rng import RngLike, as_generator
+from theory.validation import is_sparse
 
 __all__ = [
     "FALSE_ALARM",
@@ -264,7 +265,7 @@ def share_checks(
         if left is None:
             continue
         for start, stop in ranges:
-            W = np.asarray(left[start:stop])
+            W = left[start:stop]
             r = draw_vectors([W.shape[0]], p, generator)[0]
             projections[(worker, start, stop)] = project_share(W, r, p)
     return ShareChecks(p=p, projections=projections)
@@ -335,6 +336,8 @@ def project_share(
     `unit_rows`: project for ``A.T @ y`` instead: ``W`` is the share's units of
     that many rows, transposed and stacked.
     """
+    if is_sparse(W):  # CSR rows of a sparse A (real codes)
+        return _Projection(r=r, c=W.T @ r, s=np.asarray(abs(W).sum(axis=0)).ravel())
     W = np.asarray(W)
     if unit_rows is not None:
         units = transposed_units(W, unit_rows)

@@ -62,8 +62,11 @@ class BlockCode(UnitCode):
 
         Parameters
         ----------
-        A : array_like, shape (m, d)
+        A : array_like or scipy.sparse matrix, shape (m, d)
             Left operand (any m: padded internally to a multiple of the blocks).
+            A sparse A (CSR, CSC or COO, over the reals) is taken by the codes
+            whose workers hold source blocks (replication, uncoded): their
+            shares are CSR row blocks of it.
         B : array_like, shape (d, c) or (d,)
             Right operand, shared by every worker (vector in, vector out).
 
@@ -72,7 +75,48 @@ class BlockCode(UnitCode):
         EncodedOperands
             ``lefts[i]`` has shape ``(ceil(m / K), d)``; ``rights`` is None.
         """
+        sparse = fields.as_csr(A)
+        if sparse is not None:
+            return self._encode_sparse(sparse, B)
         return self._encode(fields.prepare_operands(A, B, self._p))
+
+    def _encode_sparse(self, A: Any, B: Any) -> EncodedOperands:
+        """Shares of a CSR A: each worker's source blocks, stacked (still CSR)."""
+        import scipy.sparse
+
+        if self._p is not None:
+            raise TypeError(
+                "`A` is a scipy.sparse matrix, taken over the reals only; pass "
+                "`A.toarray()` for a code over GF(p)."
+            )
+        if (self._unit_source < 0).any():
+            raise TypeError(
+                f"`A` is a scipy.sparse matrix; {type(self).__name__}'s coded blocks "
+                "are sums of A's blocks, dense in general: use scheme='rateless' "
+                "(LTCode, whose shares stay sparse), replication or uncoded, or "
+                "pass `A.toarray()`."
+            )
+        dense = fields.prepare_operands(np.zeros((1, A.shape[1])), B, None)
+        ops = fields.Operands(
+            A=A, B=dense.B, is_vector=dense.is_vector, output=dense.output
+        )
+        m, K = A.shape[0], self._G.shape[1]
+        rows = -(-m // K)
+        padding = scipy.sparse.csr_array((K * rows - m, A.shape[1]))
+        padded = scipy.sparse.vstack([A, padding], format="csr")
+        blocks = [padded[s * rows : (s + 1) * rows] for s in range(K)]
+        lefts = tuple(
+            scipy.sparse.vstack(
+                [blocks[s] for s in self._unit_source[a:b]], format="csr"
+            )
+            for a, b in itertools.pairwise(self._offsets)
+        )
+        return EncodedOperands(
+            lefts=lefts,
+            rights=None,
+            shared_right=_read_only(ops.B),
+            context=self._row_context(ops, lefts, m=m, rows=rows),
+        )
 
     def _encode(self, ops: fields.Operands) -> EncodedOperands:
         m = ops.A.shape[0]

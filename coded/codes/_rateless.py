@@ -25,6 +25,7 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
+from coded.codes import _fields as fields
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
 from coded.codes._fields import TRUST_LIMIT
 from coded.errors import (
@@ -247,24 +248,6 @@ def _lt_generator(
     return scipy.sparse.csr_array((data, cols, indptr), shape=(rows, m))
 
 
-def _as_csr(A: Any) -> scipy.sparse.csr_array | None:
-    """Return A as CSR float64 if it is CSR/CSC/COO (None for a dense A)."""
-    if not scipy.sparse.issparse(A):
-        return None
-    if A.format not in ("csr", "csc", "coo"):
-        raise TypeError(
-            f"`A` is a scipy.sparse {A.format.upper()} matrix; LTCode takes CSR, "
-            "CSC or COO (converted to CSR): pass `A.tocsr()`."
-        )
-    csr = scipy.sparse.csr_array(A.tocsr())
-    if csr.ndim != 2 or csr.dtype.kind not in "iuf":
-        raise TypeError(f"`A` must be a real sparse matrix, got dtype {csr.dtype}.")
-    csr = csr.astype(np.float64, copy=False)
-    if not np.isfinite(csr.data).all():
-        raise ValueError("`A` must be finite (no NaN or inf).")
-    return csr
-
-
 def _check_dense(A: Any) -> np.ndarray:
     if not isinstance(A, np.ndarray):
         raise TypeError(
@@ -439,7 +422,7 @@ class LTCode(Code):
         -------
         EncodedOperands
         """
-        sparse = _as_csr(A)
+        sparse = fields.as_csr(A)
         left = _check_dense(A) if sparse is None else sparse
         right = check_finite_matrix(B, "B", ndim=(1, 2)).astype(np.float64, copy=False)
         if left.shape[0] != self.m:

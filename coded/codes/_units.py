@@ -50,7 +50,7 @@ from coded.errors import (
     InconsistentResultsError,
     NonFiniteResultError,
 )
-from theory.validation import check_int
+from theory.validation import check_int, is_sparse
 
 if TYPE_CHECKING:
     from galois import FieldArray
@@ -206,8 +206,10 @@ class UnitContext:
         return (rows[:, :, None] * np.asarray(self.right_norms)).reshape(units.size, -1)
 
 
-def _row_norms(X: np.ndarray) -> np.ndarray:
-    """2-norm of every row of `X` (float64)."""
+def _row_norms(X: Any) -> np.ndarray:
+    """2-norm of every row of `X` (float64; `X` dense or scipy.sparse)."""
+    if is_sparse(X):
+        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1), np.float64).ravel())
     return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
 
 

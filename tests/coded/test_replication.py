@@ -4,10 +4,12 @@ import re
 
 import numpy as np
 import pytest
+import scipy.sparse
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coded.codes import DEFAULT_PRIME, ReplicationCode, UncodedCode
+from coded._resources import estimate_memory
+from coded.codes import DEFAULT_PRIME, MDSCode, ReplicationCode, UncodedCode
 from coded.errors import DecodingError
 from coded.testing import matrices
 
@@ -115,3 +117,48 @@ def test_encode_hands_out_views_of_a_and_pads_only_the_last_block(code, m):
     results = {i: code.multiply(encoded.lefts[i], x) for i in range(code.n)}
     np.testing.assert_array_equal(code.decode_results(encoded, results), A @ x)
     assert not np.shares_memory(code.decode_results(encoded, results), A)
+
+
+@given(data=st.data())
+def test_a_sparse_a_gives_csr_shares_that_decode_from_any_covering_set(data):
+    code = data.draw(
+        st.one_of(replication_codes(max_n=8), st.builds(UncodedCode, st.integers(1, 8)))
+    )
+    r = getattr(code, "r", 1)
+    m, d, seed = data.draw(st.integers(1, 30)), data.draw(st.integers(1, 6)), 7
+    A = scipy.sparse.random_array(
+        (m, d),
+        density=0.3,
+        format=data.draw(st.sampled_from(["csr", "csc", "coo"])),
+        rng=data.draw(st.integers(0, 2**16)),
+    )
+    B = np.random.default_rng(seed).normal(size=(d, 2))
+    encoded = code.encode_operands(A, B)
+    assert all(left.format == "csr" for left in encoded.lefts)  # never densified
+    assert sum(left.nnz for left in encoded.lefts) == r * A.nnz
+    workers = data.draw(st.sets(st.integers(0, code.n - 1), min_size=1))
+    results = {i: encoded.lefts[i] @ B for i in workers}
+    if not code.is_decodable(workers):
+        with pytest.raises(DecodingError):
+            code.decode_results(encoded, results)
+        return
+    expected = A.toarray() @ B
+    decoded = code.decode_results(encoded, results)
+    np.testing.assert_allclose(decoded, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_codes_that_sum_blocks_refuse_a_sparse_a_and_name_the_ones_that_keep_it():
+    A = scipy.sparse.random_array((6, 3), density=0.5, format="csr", rng=0)
+    with pytest.raises(TypeError, match="scheme='rateless'"):
+        MDSCode(4, 2).encode_operands(A, np.ones(3))
+    with pytest.raises(TypeError, match="over the reals only"):
+        UncodedCode(2, field=DEFAULT_PRIME).encode_operands(A, np.ones(3))
+
+
+def test_memory_estimate_of_a_sparse_a_counts_its_nonzeros():
+    code = ReplicationCode(4, 2)
+    dense = estimate_memory(code, 10_000, 1000, 1)
+    sparse = estimate_memory(code, 10_000, 1000, 1, nnz=10_000)
+    # a share holds its block's rows: nnz / m nonzeros each, 12 bytes a nonzero
+    assert sparse.client_bytes < dense.client_bytes / 50
+    assert max(sparse.worker_bytes) < max(dense.worker_bytes) / 50

@@ -37,6 +37,30 @@ def test_rateless_decodes_without_the_straggler(client, sparse):
     assert 2 not in result.used_workers
 
 
+@pytest.mark.parametrize(
+    ("scheme", "extra"),
+    [("uncoded", {}), ("replication", {"r": 2}), ("speculative", {})],
+)
+def test_schemes_that_copy_rows_take_a_sparse_a(client, scheme, extra):
+    A, x = _sparse(5), np.random.default_rng(5).normal(size=40)
+    straggler = {"stragglers": Stragglers(delays={2: 60.0})} if extra else {}
+    result = coded_matmul(
+        A,
+        x,
+        scheme=scheme,
+        client=client,
+        n=N_WORKERS,
+        timeout=30,
+        **extra,
+        **straggler,
+    )
+    expected = A @ x
+    assert np.linalg.norm(result.product - expected) <= 1e-12 * np.linalg.norm(expected)
+    assert result.verification == "freivalds"
+    if straggler:
+        assert 2 not in result.used_workers
+
+
 def test_rateless_raises_when_too_few_rows_can_arrive(client):
     A, x = np.ones((M, 3)), np.ones(3)
     with pytest.raises(NotEnoughResultsError, match=r"timeout after 1\.0 s"):
