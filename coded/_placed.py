@@ -27,6 +27,7 @@ from numpy.typing import ArrayLike
 from coded._dispatch import (
     ExecutionOptions,
     build_code,
+    check_operands,
     check_resources,
     given_code,
     is_dask_array,
@@ -39,7 +40,7 @@ from coded._result import MatmulResult
 from coded.codes import Code, EncodedOperands, TransposedCode
 from coded.codes.interface import FieldLike
 from coded.errors import NotEnoughResultsError
-from theory.validation import check_finite_matrix, check_int, check_real
+from theory.validation import check_finite_matrix, check_int, check_real, is_sparse
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -301,7 +302,8 @@ def place_operand(
         ``dask.array`` (any chunking with known sizes; integers over GF(p)) is
         rechunked into the code's row blocks and encoded by tasks on the
         workers, share i computed on worker i from the chunks it combines: A
-        never reaches the client.
+        never reaches the client. A scipy.sparse A (replication, uncoded,
+        speculative) is placed as CSR row blocks.
     client : distributed.Client
         A running client; the handle is valid while it runs.
     scheme : {"mds", "replication", "uncoded", "speculative"} or Code
@@ -355,6 +357,9 @@ def place_operand(
         from coded.runtime.interface import check_dask_matrix
 
         A_shape = check_dask_matrix(A)
+    elif is_sparse(A):  # the schemes whose shares stay sparse (others: named)
+        check_operands(A, np.zeros(np.shape(A)[1]), name)
+        A_shape = np.shape(A)
     else:
         A_shape = check_finite_matrix(A, "A", ndim=2).shape
     code, batches, name = given_code(
@@ -363,7 +368,8 @@ def place_operand(
     addresses = worker_addresses(client, n or (None if code is None else code.n))
     if code is None:
         code = build_code(name, len(addresses), k, r, field, True)
-    check_resources(client, code, A_shape, A_shape[1:], addresses)
+    nnz = int(A.nnz) if is_sparse(A) else None
+    check_resources(client, code, A_shape, A_shape[1:], addresses, nnz)
     placement_id = new_call_id()
     keys = [f"coded-{placement_id}-left-{i}" for i in range(len(addresses))]
     if lazy:

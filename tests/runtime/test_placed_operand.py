@@ -86,6 +86,23 @@ def test_repeated_products_over_the_reals_equal_numpy(client, kwargs, name):
     _assert_no_placement_keys(client, placed)
 
 
+@pytest.mark.parametrize(
+    "kwargs", [{"scheme": "replication", "r": 2}, {"scheme": "uncoded"}]
+)
+def test_a_sparse_a_placed_by_a_code_that_copies_rows_stays_sparse(client, kwargs):
+    import scipy.sparse
+
+    A = scipy.sparse.random_array((60, 7), density=0.2, format="csr", rng=4)
+    _, Bs = _operands(2, d=7)
+    with place_operand(A, client=client, **kwargs) as placed:
+        assert all(scipy.sparse.issparse(left) for left in placed.encoded.lefts)
+        for B in Bs:
+            result = coded_matmul(placed, B)
+            np.testing.assert_allclose(result.product, A @ B, rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="scheme='mds' gives dense shares"):
+        place_operand(A, client=client, scheme="mds")
+
+
 def test_allocation_row_mds_code_is_reused(client):
     A, Bs = _operands(2, m=12, d=4)
     allocation = Allocation(
