@@ -106,7 +106,8 @@ class ExecutionOptions:
         ``int64`` residues or signed integers over GF(p). The record's
         ``compute`` stage is then NaN (the tasks' timings stay on the workers).
         Codes whose decodability depends on the values (``field="exact"``)
-        decode on the client only.
+        decode on the client only; a rateless call tracks the arrived rows'
+        structure on the client and decodes their values on a worker.
     verify : {"detect", "correct", "off"}
         Check every worker's result before it is decoded, with a secret random
         projection of its coded rows (a Freivalds check: exact over GF(p),
@@ -718,7 +719,7 @@ def product_layout(code: Code, encoded: Any) -> Any:
         For a code whose decoder needs the results' values to track them (the
         CRT code of ``field="exact"``).
     """
-    from coded.codes.interface import TransposedContext, UnitContext
+    from coded.codes.interface import RatelessContext, TransposedContext, UnitContext
     from coded.runtime.interface import ProductLayout
 
     context = encoded.context
@@ -726,6 +727,8 @@ def product_layout(code: Code, encoded: Any) -> Any:
         rows, block = context.m, context.rows
     elif isinstance(context, TransposedContext):
         rows, block = context.d, context.d
+    elif isinstance(context, RatelessContext):  # decoded from the rows' values
+        rows, block = context.m, -(-context.m // code.n)
     else:
         raise ValueError(
             "output='dask' decodes on a worker from the rows that arrived; "

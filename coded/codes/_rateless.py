@@ -283,14 +283,17 @@ class RatelessContext:
     ----------
     m : int
         Rows of A.
-    vector : bool
+    is_vector : bool
         Whether B was a vector.
+    c : int
+        Columns of B (1 for a vector).
     scale : float
         ``||A||_F ||B||_F``: the scale of the workers' rounding errors.
     """
 
     m: int
-    vector: bool
+    is_vector: bool
+    c: int
     scale: float
 
 
@@ -440,7 +443,12 @@ class LTCode(Code):
             else float(np.linalg.norm(left))
         )
         scale = norm * float(np.linalg.norm(right))
-        context = RatelessContext(m=self.m, vector=right.ndim == 1, scale=scale)
+        context = RatelessContext(
+            m=self.m,
+            is_vector=right.ndim == 1,
+            c=1 if right.ndim == 1 else right.shape[1],
+            scale=scale,
+        )
         return EncodedOperands(
             lefts=lefts, rights=None, shared_right=right, context=context
         )
@@ -943,7 +951,7 @@ class LTDecoder(Decoder):
                 ),
                 stacklevel=2,
             )
-        return X[:, 0] if self._context.vector else X
+        return X[:, 0] if self._context.is_vector else X
 
     def _refined(self, solver: _Solver, Y: np.ndarray) -> np.ndarray:
         """Solve, refine while the residual shrinks, check against every row.

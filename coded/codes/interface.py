@@ -19,6 +19,7 @@ from coded.codes._freivalds import (
 )
 from coded.codes._generators import real_generator
 from coded.codes._gradient_schemes import GRADIENT_SCHEMES, GradientScheme, WorkerShare
+from coded.codes._rateless import RatelessContext
 from coded.codes._transpose import TransposedContext
 from coded.codes._units import UnitContext
 
@@ -26,6 +27,7 @@ __all__ = [
     "GRADIENT_SCHEMES",
     "FieldLike",
     "GradientScheme",
+    "RatelessContext",
     "ShareChecks",
     "TransposedContext",
     "UnitContext",
