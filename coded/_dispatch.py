@@ -282,8 +282,8 @@ def _rateless_code(n: int, k: Any, r: Any, field: Any, m: int | None) -> Code:
         )
     if m is None:
         raise ValueError(
-            "scheme='rateless' runs with coded_matmul on an in-memory A; "
-            "place_operand and dask.array A are not supported yet."
+            "scheme='rateless' encodes an in-memory A (a numpy array or "
+            "scipy.sparse matrix); a dask.array A is not supported yet."
         )
     return LTCode(n, m)
 

@@ -34,10 +34,11 @@ from coded._dispatch import (
     prime_of,
     resolve_workers,
     start_encoded,
+    stream_batches,
     whole_batches,
 )
 from coded._result import MatmulResult
-from coded.codes import Code, EncodedOperands, TransposedCode
+from coded.codes import Code, EncodedOperands, LTCode, TransposedCode
 from coded.codes.interface import FieldLike
 from coded.errors import NotEnoughResultsError
 from theory.validation import check_finite_matrix, check_int, check_real, is_sparse
@@ -224,6 +225,12 @@ class PlacedOperand:
 
         if self.is_released:
             raise ValueError(f"placement {self.placement_id} was released.")
+        if isinstance(self.code, LTCode):
+            raise ValueError(
+                "a rateless placement is not repaired: a lost share's rows are "
+                "rows that never arrive, and any others of full rank decode; "
+                "place A again if too few remain."
+            )
         futures, targets = repair_shares(
             self.client,
             self.code,
@@ -306,9 +313,11 @@ def place_operand(
         speculative) is placed as CSR row blocks.
     client : distributed.Client
         A running client; the handle is valid while it runs.
-    scheme : {"mds", "replication", "uncoded", "speculative"} or Code
+    scheme : {"mds", "replication", "uncoded", "speculative", "rateless"} or Code
         A row code (as in :func:`coded.coded_matmul`); ``"polynomial"`` and
-        ``field="exact"`` encode B with A and are rejected.
+        ``field="exact"`` encode B with A and are rejected. A ``"rateless"``
+        placement streams each call's rows in batches, decodes from any rows
+        of full rank, and has no repair and no transposed view.
     n, k, r, field, allocation
         As in :func:`coded.coded_matmul`.
     repair_margin : int, optional
@@ -367,7 +376,12 @@ def place_operand(
     )
     addresses = worker_addresses(client, n or (None if code is None else code.n))
     if code is None:
-        code = build_code(name, len(addresses), k, r, field, True)
+        code = build_code(name, len(addresses), k, r, field, True, m=A_shape[0])
+    if isinstance(code, LTCode) and repair_margin is not None:
+        raise ValueError(
+            "`repair_margin` repairs an erasure code's lost shares; a rateless "
+            "placement needs none (any rows of full rank decode): leave it None."
+        )
     nnz = int(A.nnz) if is_sparse(A) else None
     check_resources(client, code, A_shape, A_shape[1:], addresses, nnz)
     placement_id = new_call_id()
@@ -379,7 +393,8 @@ def place_operand(
         placed = _place_array(client, code, A, addresses, keys, dtype)
     encoded, futures, stage_seconds = placed
     if batches is None:
-        batches = whole_batches(encoded.lefts)
+        stream = isinstance(code, LTCode)  # a straggler's finished batches count
+        batches = (stream_batches if stream else whole_batches)(encoded.lefts)
     placement = PlacedOperand(
         code=code,
         encoded=encoded,
@@ -420,6 +435,8 @@ def _draw_checks(placement: PlacedOperand, workers: Any = None) -> Any:
     """
     from coded.codes.interface import (
         ShareChecks,
+        TransposedContext,
+        UnitContext,
         draw_vectors,
         share_checks,
         transposed_checks,
@@ -427,6 +444,8 @@ def _draw_checks(placement: PlacedOperand, workers: Any = None) -> Any:
     from coded.runtime.interface import project_shares
 
     code, encoded = placement.code, placement.encoded
+    if not isinstance(encoded.context, UnitContext | TransposedContext):
+        return None  # results that are not coded rows times B: not checked
     p, rows = prime_of(code), encoded.context.rows
     transposed = placement.is_transposed
     if workers is None and not placement._on_cluster:

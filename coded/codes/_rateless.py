@@ -289,12 +289,15 @@ class RatelessContext:
         Columns of B (1 for a vector).
     scale : float
         ``||A||_F ||B||_F``: the scale of the workers' rounding errors.
+    a_norm : float
+        ``||A||_F`` (for a new B against the same encoded A).
     """
 
     m: int
     is_vector: bool
     c: int
     scale: float
+    a_norm: float
 
 
 class LTCode(Code):
@@ -427,13 +430,12 @@ class LTCode(Code):
         """
         sparse = fields.as_csr(A)
         left = _check_dense(A) if sparse is None else sparse
-        right = check_finite_matrix(B, "B", ndim=(1, 2)).astype(np.float64, copy=False)
         if left.shape[0] != self.m:
             raise ValueError(f"`A` must have m={self.m} rows, got shape {left.shape}.")
-        if left.shape[1] != right.shape[0]:
+        if np.ndim(B) in (1, 2) and np.shape(B)[0] != left.shape[1]:  # before G @ A
             raise ValueError(
                 f"`A` and `B` do not chain: A.shape={left.shape}, "
-                f"B.shape={right.shape}."
+                f"B.shape={np.shape(B)}."
             )
         coded = self._pattern.G @ left
         lefts = tuple(coded[a:b] for a, b in self.row_ranges)
@@ -442,15 +444,43 @@ class LTCode(Code):
             if sparse is not None
             else float(np.linalg.norm(left))
         )
-        scale = norm * float(np.linalg.norm(right))
+        context = RatelessContext(m=self.m, is_vector=True, c=1, scale=0.0, a_norm=norm)
+        encoded = EncodedOperands(
+            lefts=lefts, rights=None, shared_right=None, context=context
+        )
+        return self.encode_right(encoded, B)
+
+    def encode_right(self, encoded: EncodedOperands, B: Any) -> EncodedOperands:
+        """Encode a new B against the encoded A of `encoded` (A's rows stay put).
+
+        Parameters
+        ----------
+        encoded : EncodedOperands
+            What :meth:`encode_operands` returned.
+        B : array_like, shape (d, c) or (d,)
+            The new right operand.
+
+        Returns
+        -------
+        EncodedOperands
+        """
+        right = check_finite_matrix(B, "B", ndim=(1, 2)).astype(np.float64, copy=False)
+        d = int(np.shape(encoded.lefts[0])[1])
+        if right.shape[0] != d:
+            raise ValueError(
+                f"`A` and `B` do not chain: A.shape={(self.m, d)}, "
+                f"B.shape={right.shape}."
+            )
+        a_norm = encoded.context.a_norm
         context = RatelessContext(
             m=self.m,
             is_vector=right.ndim == 1,
             c=1 if right.ndim == 1 else right.shape[1],
-            scale=scale,
+            scale=a_norm * float(np.linalg.norm(right)),
+            a_norm=a_norm,
         )
         return EncodedOperands(
-            lefts=lefts, rights=None, shared_right=right, context=context
+            lefts=encoded.lefts, rights=None, shared_right=right, context=context
         )
 
     def decoder(self, encoded: EncodedOperands) -> LTDecoder:

@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse
 from conftest import N_WORKERS
 
-from coded import Stragglers, coded_matmul
+from coded import Stragglers, coded_matmul, place_operand
 from coded.errors import NotEnoughResultsError
 
 M = 2000
@@ -63,6 +63,29 @@ def test_schemes_that_copy_rows_take_a_sparse_a(client, scheme, extra):
     assert result.verification == "freivalds"
     if straggler:
         assert 2 not in result.used_workers
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_placed_rateless_a_serves_many_products_despite_a_straggler(client, sparse):
+    rng = np.random.default_rng(6)
+    A = _sparse(6) if sparse else rng.normal(size=(M, 40))
+    with place_operand(A, scheme="rateless", client=client, n=N_WORKERS) as placed:
+        assert placed.scheme == "rateless"
+        assert placed.shape == (M, 40)
+        for B in (rng.normal(size=40), rng.normal(size=(40, 3))):
+            result = coded_matmul(
+                placed, B, timeout=30, stragglers=Stragglers(delays={2: 60.0})
+            )
+            expected = A @ B
+            error = np.linalg.norm(result.product - expected)
+            assert error <= 1e-11 * np.linalg.norm(expected)
+            assert 2 not in result.used_workers
+        with pytest.raises(ValueError, match="not repaired"):
+            placed.repair()
+        with pytest.raises(ValueError, match="needs a block code"):
+            placed.T  # noqa: B018
+    with pytest.raises(ValueError, match="needs none"):
+        place_operand(A, scheme="rateless", client=client, repair_margin=1)
 
 
 def test_rateless_raises_when_too_few_rows_can_arrive(client):
