@@ -73,7 +73,7 @@ def coded_matmul(
         at their defaults (`client`: None or the handle's). A ``dask.array`` (any
         chunking with known sizes) is encoded by tasks on the workers from its
         chunks and never reaches the client (row block codes: MDS over the
-        reals or GF(p), replication, uncoded, speculative).
+        reals or GF(p), replication, uncoded, speculative; and rateless).
     B : array_like or dask.array.Array, shape (d,) or (d, c)
         Right operand; a vector gives a vector. A dask.array B is computed onto
         the client (it is shipped to every worker anyway).
@@ -85,7 +85,7 @@ def coded_matmul(
         once 75% of the tasks are done, every task running longer than 1.5x
         their median duration gets a copy on an idle worker and the first copy
         to finish is used.
-        ``"rateless"`` (:class:`coded.LTCode`, in-memory A only) gives the
+        ``"rateless"`` (:class:`coded.LTCode`) gives the
         workers 1.3 m encoded rows in batches and decodes from whichever rows
         arrive first; it takes a scipy.sparse A (CSR, CSC or COO), whose
         shares stay sparse, as ``"replication"``, ``"uncoded"`` and

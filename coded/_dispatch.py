@@ -281,10 +281,7 @@ def _rateless_code(n: int, k: Any, r: Any, field: Any, m: int | None) -> Code:
             f"field={field!r}."
         )
     if m is None:
-        raise ValueError(
-            "scheme='rateless' encodes an in-memory A (a numpy array or "
-            "scipy.sparse matrix); a dask.array A is not supported yet."
-        )
+        raise ValueError("scheme='rateless' needs `m`, the rows of A.")
     return LTCode(n, m)
 
 

@@ -511,16 +511,20 @@ def _place_dask_array(
 ) -> tuple[EncodedOperands, list[Any], dict[str, float]]:
     """Encode a dask.array A by tasks on the workers (A never reaches the client)."""
     from coded.codes import BlockCode
-    from coded.runtime.interface import place_dask_rows
+    from coded.runtime.interface import place_dask_lt, place_dask_rows
 
+    began = time.perf_counter()
+    if isinstance(code, LTCode):
+        encoded, futures = place_dask_lt(client, code, A, addresses, keys)
+        return encoded, futures, {"encode": time.perf_counter() - began, "place": 0.0}
     if not isinstance(code, BlockCode):
         raise ValueError(
             "a dask.array `A` is encoded on the cluster by a row block code (MDS "
-            "over the reals or GF(p), replication, uncoded, speculative), got "
+            "over the reals or GF(p), replication, uncoded, speculative) or an LT "
+            "code (rateless), got "
             f"{type(code).__name__}; compute A first (np.asarray(A)) for "
             "polynomial, exact or allocation codes."
         )
-    began = time.perf_counter()
     encoded, futures = place_dask_rows(client, code, A, addresses, keys)
     return encoded, futures, {"encode": time.perf_counter() - began, "place": 0.0}
 

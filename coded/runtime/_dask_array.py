@@ -11,6 +11,11 @@ tasks, one per block it combines: step t runs on the worker holding block
 worker i. A parity share thus never gathers all of A on one worker; each step
 holds one block and the partial sum. The client sends graphs and receives
 nothing of A: its memory stays O(B + result).
+
+An LT (rateless) code's encoded row sums source rows from anywhere in A, so each
+worker's share ``G_i A`` is built by a chain over all of A's row chunks, the
+same way: step t multiplies chunk t by the columns of ``G_i`` it meets and adds
+the product to the partial sum.
 """
 
 from __future__ import annotations
@@ -23,10 +28,16 @@ from typing import Any
 import numpy as np
 from distributed import Client, Future, futures_of, wait
 
-from coded.codes import BlockCode, EncodedOperands
-from coded.codes.interface import UnitContext, project_share
+from coded.codes import BlockCode, EncodedOperands, LTCode
+from coded.codes.interface import RatelessContext, UnitContext, project_share
 
-__all__ = ["check_dask_matrix", "encode_share", "place_dask_rows", "project_shares"]
+__all__ = [
+    "check_dask_matrix",
+    "encode_share",
+    "place_dask_lt",
+    "place_dask_rows",
+    "project_shares",
+]
 
 
 def check_dask_matrix(A: Any, name: str = "A") -> tuple[int, int]:
@@ -230,6 +241,97 @@ def place_dask_rows(
         rights=None,
         shared_right=np.zeros(d, dtype=dtype),
         context=context,
+    )
+    return encoded, futures
+
+
+def encode_lt_step(
+    chunk: np.ndarray, columns: Any, partial: np.ndarray | None = None
+) -> np.ndarray:
+    """One step of an LT share's chain: ``partial + columns @ chunk`` (a worker).
+
+    `columns` are the share's generator columns of the chunk's rows (CSR).
+    """
+    product = np.asarray(columns @ _source(chunk, None))
+    return product if partial is None else partial + product
+
+
+def place_dask_lt(
+    client: Client,
+    code: LTCode,
+    A: Any,
+    addresses: Sequence[str],
+    keys: Sequence[str],
+) -> tuple[EncodedOperands, list[Future]]:
+    """Encode dask.array A with an LT code on the cluster; share i stays on worker i.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    code : LTCode
+        The code (``code.m`` rows of A).
+    A : dask.array.Array, shape (m, d)
+        Real entries; any chunking with known sizes.
+    addresses, keys : sequence of str, length n
+        The worker that keeps each share, and the share's Dask key.
+
+    Returns
+    -------
+    encoded : EncodedOperands
+        The decoding context (with ``||A||_F``), read-only zero-stride stand-ins
+        of the shares' shape as ``lefts``.
+    futures : list of Future
+        The shares, ``futures[i]`` held by ``addresses[i]``.
+    """
+    import dask.array as da
+
+    m, d = check_dask_matrix(A)
+    if m != code.m:
+        raise ValueError(f"`A` must have m={code.m} rows, got shape {A.shape}.")
+    chunks = client.persist(A.rechunk({1: -1}))
+    by_key = {future.key: future for future in futures_of(chunks)}
+    chunk_futures = [by_key[row[0]] for row in chunks.__dask_keys__()]
+    bounds = np.concatenate(([0], np.cumsum(chunks.chunks[0])))
+    G = code.generator
+    futures: list[Future] = []
+    try:
+        holders = client.who_has(chunk_futures)
+        for i, (a, b) in enumerate(code.row_ranges):
+            share = G[a:b]
+            partial = None
+            for j, future in enumerate(chunk_futures):
+                last = j == len(chunk_futures) - 1
+                holder = list(holders.get(future.key, ())) or [addresses[i]]
+                partial = client.submit(
+                    encode_lt_step,
+                    future,
+                    share[:, bounds[j] : bounds[j + 1]],
+                    partial,
+                    key=keys[i] if last else f"{keys[i]}-part-{j}",
+                    workers=[addresses[i]] if last else holder,
+                    allow_other_workers=False,
+                )
+            futures.append(partial)
+        wait(futures)
+        for future in futures:
+            if future.status == "error":
+                future.result()  # raises the task's error (bad entries of A)
+        a_norm = float(da.sqrt((chunks.astype(np.float64) ** 2).sum()).compute())
+    except BaseException:
+        for future in futures:
+            future.release()
+        raise
+    finally:
+        for future in chunk_futures:
+            future.release()
+        del chunks
+    stand_ins = tuple(
+        np.broadcast_to(np.zeros(()), (b - a, d)) for a, b in code.row_ranges
+    )
+    context = RatelessContext(m=m, is_vector=True, c=1, scale=0.0, a_norm=a_norm)
+    encoded = EncodedOperands(
+        lefts=stand_ins, rights=None, shared_right=np.zeros(d), context=context
     )
     return encoded, futures
 

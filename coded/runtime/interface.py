@@ -12,6 +12,7 @@ from __future__ import annotations
 from coded.runtime._cluster import worker_addresses_async
 from coded.runtime._dask_array import (
     check_dask_matrix,
+    place_dask_lt,
     place_dask_rows,
     project_shares,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "encode_right_remote",
     "evaluate_remote_async",
     "new_call_id",
+    "place_dask_lt",
     "place_dask_rows",
     "place_shares",
     "project_shares",

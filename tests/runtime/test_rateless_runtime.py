@@ -88,6 +88,29 @@ def test_a_placed_rateless_a_serves_many_products_despite_a_straggler(client, sp
         place_operand(A, scheme="rateless", client=client, repair_margin=1)
 
 
+def test_a_dask_array_a_is_encoded_where_its_chunks_are(client):
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(8)
+    A, x = rng.normal(size=(M, 40)), rng.normal(size=(40, 2))
+    lazy = da.from_array(A, chunks=(300, 15))
+    result = coded_matmul(
+        lazy,
+        x,
+        scheme="rateless",
+        client=client,
+        n=N_WORKERS,
+        timeout=30,
+        stragglers=Stragglers(delays={2: 60.0}),
+    )
+    expected = A @ x
+    assert np.linalg.norm(result.product - expected) <= 1e-11 * np.linalg.norm(expected)
+    A[7, 3] = np.nan
+    with pytest.raises(ValueError, match="must be finite"):
+        coded_matmul(
+            da.from_array(A, chunks=(300, 40)), x, scheme="rateless", client=client
+        )
+
+
 def test_rateless_raises_when_too_few_rows_can_arrive(client):
     A, x = np.ones((M, 3)), np.ones(3)
     with pytest.raises(NotEnoughResultsError, match=r"timeout after 1\.0 s"):
