@@ -429,11 +429,12 @@ class _Run:
                 alive = yield None
                 assert alive is not None
                 gone = frozenset(self.addresses) - alive
-                self._act(
-                    self.state.handle(
-                        WorkersLost(addresses=gone, now=time.perf_counter())
+                if gone:  # an empty event would only query the decoder once more
+                    self._act(
+                        self.state.handle(
+                            WorkersLost(addresses=gone, now=time.perf_counter())
+                        )
                     )
-                )
                 last_check = time.perf_counter()
             self._tick()
 
