@@ -96,6 +96,8 @@ class BlockCode(UnitCode):
                 "(LTCode, whose shares stay sparse), replication or uncoded, or "
                 "pass `A.toarray()`."
             )
+        if 0 in A.shape:
+            raise ValueError(f"`A` must be non-empty, got shape {A.shape}.")
         dense = fields.prepare_operands(np.zeros((1, A.shape[1])), B, None)
         ops = fields.Operands(
             A=A, B=dense.B, is_vector=dense.is_vector, output=dense.output

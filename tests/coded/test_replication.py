@@ -153,6 +153,8 @@ def test_codes_that_sum_blocks_refuse_a_sparse_a_and_name_the_ones_that_keep_it(
         MDSCode(4, 2).encode_operands(A, np.ones(3))
     with pytest.raises(TypeError, match="over the reals only"):
         UncodedCode(2, field=DEFAULT_PRIME).encode_operands(A, np.ones(3))
+    with pytest.raises(ValueError, match="non-empty"):
+        UncodedCode(2).encode_operands(scipy.sparse.csr_array((0, 3)), np.ones(3))
 
 
 def test_memory_estimate_of_a_sparse_a_counts_its_nonzeros():
