@@ -432,23 +432,15 @@ class LTCode(Code):
         left = _check_dense(A) if sparse is None else sparse
         if left.shape[0] != self.m:
             raise ValueError(f"`A` must have m={self.m} rows, got shape {left.shape}.")
-        if np.ndim(B) in (1, 2) and np.shape(B)[0] != left.shape[1]:  # before G @ A
-            raise ValueError(
-                f"`A` and `B` do not chain: A.shape={left.shape}, "
-                f"B.shape={np.shape(B)}."
-            )
+        right = self._right(B, left.shape[1])  # before the product G @ A
         coded = self._pattern.G @ left
-        lefts = tuple(coded[a:b] for a, b in self.row_ranges)
         norm = (
             float(scipy.sparse.linalg.norm(left))
             if sparse is not None
             else float(np.linalg.norm(left))
         )
-        context = RatelessContext(m=self.m, is_vector=True, c=1, scale=0.0, a_norm=norm)
-        encoded = EncodedOperands(
-            lefts=lefts, rights=None, shared_right=None, context=context
-        )
-        return self.encode_right(encoded, B)
+        lefts = tuple(coded[a:b] for a, b in self.row_ranges)
+        return self._encoded(lefts, right, norm)
 
     def encode_right(self, encoded: EncodedOperands, B: Any) -> EncodedOperands:
         """Encode a new B against the encoded A of `encoded` (A's rows stay put).
@@ -464,14 +456,22 @@ class LTCode(Code):
         -------
         EncodedOperands
         """
+        right = self._right(B, int(np.shape(encoded.lefts[0])[1]))
+        return self._encoded(encoded.lefts, right, encoded.context.a_norm)
+
+    def _right(self, B: Any, d: int) -> np.ndarray:
+        """B checked (finite, 1-D or 2-D, ``d`` rows) as float64."""
         right = check_finite_matrix(B, "B", ndim=(1, 2)).astype(np.float64, copy=False)
-        d = int(np.shape(encoded.lefts[0])[1])
         if right.shape[0] != d:
             raise ValueError(
                 f"`A` and `B` do not chain: A.shape={(self.m, d)}, "
                 f"B.shape={right.shape}."
             )
-        a_norm = encoded.context.a_norm
+        return right
+
+    def _encoded(
+        self, lefts: tuple[Any, ...], right: np.ndarray, a_norm: float
+    ) -> EncodedOperands:
         context = RatelessContext(
             m=self.m,
             is_vector=right.ndim == 1,
@@ -480,7 +480,7 @@ class LTCode(Code):
             a_norm=a_norm,
         )
         return EncodedOperands(
-            lefts=encoded.lefts, rights=None, shared_right=right, context=context
+            lefts=lefts, rights=None, shared_right=right, context=context
         )
 
     def decoder(self, encoded: EncodedOperands) -> LTDecoder:

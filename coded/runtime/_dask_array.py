@@ -20,9 +20,10 @@ the product to the partial sum.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -130,6 +131,39 @@ def _abs_max(A: Any) -> int:
     return int(da.absolute(A).max().compute())
 
 
+@contextlib.contextmanager
+def _persisted_rows(
+    client: Client, A: Any
+) -> Iterator[tuple[Any, list[Future], dict[str, Any]]]:
+    """Persist dask.array A (chunked by rows, columns whole); release it after.
+
+    Yields the persisted array, the future of each row chunk in order, and
+    where each is held.
+    """
+    persisted = client.persist(A)
+    by_key = {future.key: future for future in futures_of(persisted)}
+    chunks = [by_key[row[0]] for row in persisted.__dask_keys__()]
+    try:
+        yield persisted, chunks, client.who_has(chunks)
+    finally:
+        for future in chunks:
+            future.release()
+
+
+def _settled(futures: list[Future]) -> list[Future]:
+    """Wait for the shares; on an error (a bad entry of A) release all, raise it."""
+    try:
+        wait(futures)
+        for future in futures:
+            if future.status == "error":
+                future.result()
+    except BaseException:
+        for future in futures:
+            future.release()
+        raise
+    return futures
+
+
 def place_dask_rows(
     client: Client,
     code: BlockCode,
@@ -167,12 +201,9 @@ def place_dask_rows(
     rows = -(-m // K)
     whole, rest = divmod(m, rows)
     blocks = A.rechunk({0: (rows,) * whole + ((rest,) if rest else ()), 1: -1})
-    blocks = client.persist(blocks)
-    by_key = {future.key: future for future in futures_of(blocks)}
-    block_futures = [by_key[row[0]] for row in blocks.__dask_keys__()]
-    futures: list[Future] = []
-    try:
-        holders = client.who_has(block_futures)
+    with _persisted_rows(client, blocks) as (blocks, block_futures, holders):
+        output, a_bound = ("real", 0) if p is None else ("signed", d * _abs_max(blocks))
+        futures = []
         for i, (address, key) in enumerate(zip(addresses, keys, strict=True)):
             units = G[offsets[i] : offsets[i + 1]]
             used = [j for j in range(len(block_futures)) if units[:, j].any()]
@@ -206,22 +237,7 @@ def place_dask_rows(
                     allow_other_workers=False,
                 )
             futures.append(partial)
-        wait(futures)
-        for future in futures:
-            if future.status == "error":
-                future.result()  # raises the task's error (bad entries of A)
-        output = "real"
-        a_bound = 0
-        if p is not None:
-            output, a_bound = "signed", d * _abs_max(A)
-    except BaseException:
-        for future in futures:
-            future.release()
-        raise
-    finally:
-        for future in block_futures:
-            future.release()
-        del blocks
+        _settled(futures)
     dtype = np.float64 if p is None else np.int64
     stand_ins = tuple(
         np.broadcast_to(np.zeros((), dtype=dtype), ((stop - start) * rows, d))
@@ -250,9 +266,10 @@ def encode_lt_step(
 ) -> np.ndarray:
     """One step of an LT share's chain: ``partial + columns @ chunk`` (a worker).
 
-    `columns` are the share's generator columns of the chunk's rows (CSR).
+    `columns` are the share's generator columns of the chunk's rows (CSR); the
+    chunk was checked finite before the chains started.
     """
-    product = np.asarray(columns @ _source(chunk, None))
+    product = np.asarray(columns @ np.asarray(chunk, dtype=np.float64))
     return product if partial is None else partial + product
 
 
@@ -284,48 +301,39 @@ def place_dask_lt(
     futures : list of Future
         The shares, ``futures[i]`` held by ``addresses[i]``.
     """
+    import dask
     import dask.array as da
 
     m, d = check_dask_matrix(A)
     if m != code.m:
         raise ValueError(f"`A` must have m={code.m} rows, got shape {A.shape}.")
-    chunks = client.persist(A.rechunk({1: -1}))
-    by_key = {future.key: future for future in futures_of(chunks)}
-    chunk_futures = [by_key[row[0]] for row in chunks.__dask_keys__()]
-    bounds = np.concatenate(([0], np.cumsum(chunks.chunks[0])))
     G = code.generator
-    futures: list[Future] = []
-    try:
-        holders = client.who_has(chunk_futures)
+    with _persisted_rows(client, A.rechunk({1: -1})) as (chunks, futures, holders):
+        # one graph checks every entry once (not in each of the n chains)
+        finite, squares = dask.compute(
+            da.isfinite(chunks).all(), (chunks.astype(np.float64) ** 2).sum()
+        )
+        if not finite:
+            raise ValueError("`A` must be finite (no NaN or inf).")
+        a_norm = math.sqrt(float(squares))
+        bounds = np.concatenate(([0], np.cumsum(chunks.chunks[0])))
+        shares = []
         for i, (a, b) in enumerate(code.row_ranges):
-            share = G[a:b]
             partial = None
-            for j, future in enumerate(chunk_futures):
-                last = j == len(chunk_futures) - 1
+            for j, future in enumerate(futures):
+                last = j == len(futures) - 1
                 holder = list(holders.get(future.key, ())) or [addresses[i]]
                 partial = client.submit(
                     encode_lt_step,
                     future,
-                    share[:, bounds[j] : bounds[j + 1]],
+                    G[a:b, bounds[j] : bounds[j + 1]],
                     partial,
                     key=keys[i] if last else f"{keys[i]}-part-{j}",
                     workers=[addresses[i]] if last else holder,
                     allow_other_workers=False,
                 )
-            futures.append(partial)
-        wait(futures)
-        for future in futures:
-            if future.status == "error":
-                future.result()  # raises the task's error (bad entries of A)
-        a_norm = float(da.sqrt((chunks.astype(np.float64) ** 2).sum()).compute())
-    except BaseException:
-        for future in futures:
-            future.release()
-        raise
-    finally:
-        for future in chunk_futures:
-            future.release()
-        del chunks
+            shares.append(partial)
+        _settled(shares)
     stand_ins = tuple(
         np.broadcast_to(np.zeros(()), (b - a, d)) for a, b in code.row_ranges
     )
@@ -333,7 +341,7 @@ def place_dask_lt(
     encoded = EncodedOperands(
         lefts=stand_ins, rights=None, shared_right=np.zeros(d), context=context
     )
-    return encoded, futures
+    return encoded, shares
 
 
 def _project_rows(
