@@ -27,7 +27,11 @@ Three sections, side by side in one run, medians over the repeats:
    so 5x means 5x its natural speed; uncoded and MDS refuse a sparse A), scipy
    ``A @ x`` in one process and ``dask.array`` with scipy.sparse row chunks (a
    ``map_blocks`` product whose first chunk sleeps 4x its compute time: the same
-   5x straggler).
+   5x straggler); beside them 2-replication and speculative backup tasks on the
+   same sparse A (their time unit the natural seconds per source row). Also how
+   many times the whole product one LT share costs (its rows sum about the mean
+   degree of source rows each, so a sparse share has that many times the
+   nonzeros of a source-row share).
    Correctness (allclose), that the LT shares stay sparse, and this process's
    peak RSS (the embedded workers are threads of it).
 
@@ -243,23 +247,39 @@ def sparse(client, shape, density, repeats: int, rng) -> dict:
     encoded = code.encode_operands(A, x)
     assert all(scipy.sparse.issparse(s) for s in encoded.lefts), "a dense LT share"
     per_row = _seconds_per_row(encoded.lefts[0], x)
+    share_rows = encoded.lefts[0].shape[0]
     del encoded
     out = {"shape": list(shape), "density": density, "nnz": int(A.nnz)}
     out["straggler"] = straggler
     out["shares_sparse"] = True
+    out["mean_degree"] = code.distribution.mean
     a = [STRAGGLER if w == straggler else 1.0 for w in range(N)]
     profile = theory.WorkerProfile(a=a, mu=[MU] * N, c=[0.0] * N)
-    spec = coded.Stragglers(profile=profile, time_unit=per_row)
-    times = {"rateless": [], "rateless_total": [], "scipy": [], "dask_array": []}
-    right = dict.fromkeys(("rateless", "scipy", "dask_array"), True)
+    specs = {  # each scheme's time unit: the natural seconds of one of its rows
+        "rateless": coded.Stragglers(profile=profile, time_unit=per_row),
+        "source": coded.Stragglers(
+            profile=profile, time_unit=_seconds_per_row(A[: shape[0] // N], x)
+        ),
+    }
+    coded_schemes = {
+        "rateless": {"scheme": "rateless"},
+        "replication_2": {"scheme": "replication", "r": 2},
+        "speculative": {"scheme": "speculative"},
+    }
+    times = {name: [] for name in (*coded_schemes, "rateless_total", "scipy")}
+    times["dask_array"] = []
+    right = dict.fromkeys((*coded_schemes, "scipy", "dask_array"), True)
     for run in range(repeats + 1):
-        result = coded.coded_matmul(
-            A, x, scheme="rateless", n=N, client=client, stragglers=spec, rng=run
-        )
-        right["rateless"] &= bool(np.allclose(result.product, expected))
-        if run:
-            times["rateless"].append(_latency(result)[0])
-            times["rateless_total"].append(_latency(result)[1])
+        for name, kwargs in coded_schemes.items():
+            spec = specs["rateless" if name == "rateless" else "source"]
+            result = coded.coded_matmul(
+                A, x, n=N, client=client, stragglers=spec, rng=run, **kwargs
+            )
+            right[name] &= bool(np.allclose(result.product, expected))
+            if run:
+                times[name].append(_latency(result)[0])
+                if name == "rateless":
+                    times["rateless_total"].append(_latency(result)[1])
         began = time.perf_counter()
         product = A @ x
         scipy_seconds = time.perf_counter() - began
@@ -270,6 +290,7 @@ def sparse(client, shape, density, repeats: int, rng) -> dict:
             times["scipy"].append(scipy_seconds)
             times["dask_array"].append(dask_seconds)
     out["median_seconds"] = {k: statistics.median(v) for k, v in times.items()}
+    out["lt_share_over_product"] = per_row * share_rows / out["median_seconds"]["scipy"]
     out["right"] = right
     out["peak_rss_bytes"] = {"before": rss_before, "after": _peak_rss_bytes()}
     out["A_csr_bytes"] = int(A.data.nbytes + A.indices.nbytes + A.indptr.nbytes)
@@ -332,6 +353,10 @@ def report(result: dict) -> None:
         f"{sp['peak_rss_bytes']['before'] / 2**20:.0f} MiB; A as CSR "
         f"{sp['A_csr_bytes'] / 2**20:.1f} MiB, dense it would be "
         f"{sp['A_dense_bytes_would_be'] / 2**30:.1f} GiB)"
+    )
+    print(
+        f"   an LT share (rows summing {sp['mean_degree']:.1f} source rows on average)"
+        f" costs {sp['lt_share_over_product']:.1f}x the whole product A @ x in scipy"
     )
     best = min(secs["dask_array"], secs["scipy"])
     print(

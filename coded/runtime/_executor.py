@@ -420,9 +420,12 @@ class _Run:
         self._tick()  # lost before submission: fail at once
         while not self.state.is_over:
             yield min(poll, max(0.0, self.state.deadline - time.perf_counter()))
-            for item in ac.next_batch(block=False):
-                event = self._event(*(item if ac.with_results else (item, None)))
-                self._act(self.state.handle(event))
+            burst = [
+                self._event(*(item if ac.with_results else (item, None)))
+                for item in ac.next_batch(block=False)
+            ]
+            if burst:
+                self._act(self.state.handle(*burst))
             if self.state.is_over:  # decided: no liveness query on the way out
                 return
             if time.perf_counter() - last_check > _LIVENESS_SECONDS:

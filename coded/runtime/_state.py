@@ -323,23 +323,37 @@ class RunState:
         )
 
     # ---- events ------------------------------------------------------------
-    def handle(self, event: Event) -> list[Action]:
-        """Record `event`; return what the driver must do, in order."""
-        if self.is_over:
-            if isinstance(event, TaskFinished):  # late: recorded, never decoded
-                self.tasks[event.task].finished.add(event.copy)
-            return []
-        if isinstance(event, Started):
-            return self._start(event)
-        if isinstance(event, Cancelled):
-            return self._end()
+    def handle(self, *events: Event) -> list[Action]:
+        """Record `events`; return what the driver must do, in order.
+
+        Several events are a burst that arrived together: all are recorded
+        before one decision, so a decoder is not asked (an LT decoder may plan
+        its solve) once per result of the burst.
+        """
+        actions: list[Action] = []
+        recorded = False
+        for event in events:
+            if self.is_over:
+                if isinstance(event, TaskFinished):  # late: recorded, never decoded
+                    self.tasks[event.task].finished.add(event.copy)
+            elif isinstance(event, Started):
+                actions += self._start(event)
+            elif isinstance(event, Cancelled):
+                actions += self._end()
+            else:
+                self._record(event)
+                recorded = True
+        if recorded and not self.is_over:
+            actions += self._settle(events[-1].now)
+        return actions
+
+    def _record(self, event: Event) -> None:
         if isinstance(event, TaskFinished):
             self._finished(event)
         elif isinstance(event, TaskFailed):
             self._failed(event)
         elif isinstance(event, WorkersLost):
             self._workers_lost(event.addresses)
-        return self._settle(event.now)
 
     def _start(self, event: Started) -> list[Action]:
         self.submitted_at = event.now

@@ -260,7 +260,8 @@ def test_redundancy_checks_results_against_each_other(client, field):
     honest = coded_matmul(A, x, **kwargs)
     _check(honest.product, A, x, field)
     assert honest.verification == "redundancy"
-    assert len(honest.used_workers) == 5  # one result beyond k = 4
+    # at least one result beyond k = 4 (results that arrive together are all used)
+    assert len(honest.used_workers) >= 5
     with pytest.raises(InconsistentResultsError) as info:
         coded_matmul(A, x, stragglers=wrong, **kwargs)
     assert WRONG in info.value.suspect_workers
