@@ -266,8 +266,9 @@ def sparse(client, shape, density, repeats: int, rng) -> dict:
         "replication_2": {"scheme": "replication", "r": 2},
         "speculative": {"scheme": "speculative"},
     }
-    times = {name: [] for name in (*coded_schemes, "rateless_total", "scipy")}
-    times["dask_array"] = []
+    times = {
+        name: [] for name in (*coded_schemes, "rateless_total", "scipy", "dask_array")
+    }
     right = dict.fromkeys((*coded_schemes, "scipy", "dask_array"), True)
     for run in range(repeats + 1):
         for name, kwargs in coded_schemes.items():

@@ -756,6 +756,7 @@ class _Solver:
         self._G = G
         self.rows = np.flatnonzero(peel.received)
         self.count = self.rows.size
+        self.received_nnz = int(peel.pattern.degree[self.rows].sum())
         empty = np.zeros(0, dtype=np.int64)
         self.pivot_rows = np.concatenate([empty, *(r for r, _ in peel.steps)])
         self.pivot_cols = np.concatenate([empty, *(c for _, c in peel.steps)])
@@ -792,10 +793,12 @@ class _Solver:
         self.rank += kept
         self._least_squares = (Q, R, order)
 
-    @functools.cached_property
-    def received_matrix(self) -> scipy.sparse.csr_array:
-        """The received rows of G (for the residual check: not needed to plan)."""
-        return self._G[self.rows]
+    def residual(self, received: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """Return ``received - G[rows] @ X``.
+
+        All of ``G @ X``, then the received rows: cheaper than gathering them.
+        """
+        return received - (self._G @ X)[self.rows]
 
     def _triangular(self, rhs: np.ndarray) -> np.ndarray:
         """``T^-1 rhs`` (`rhs` rows in pivot order), one peeling round at a time."""
@@ -999,16 +1002,16 @@ class LTDecoder(Decoder):
         triangular solve before the inactive columns are known) may be large, so
         a refinement step on the residual recovers the accuracy the map allows.
         """
-        G, received = solver.received_matrix, Y[solver.rows]
+        received = Y[solver.rows]
         X = solver(Y)
-        residual = received - G @ X
+        residual = solver.residual(received, X)
         tolerance = self._tolerance(solver, X, received)
         for _ in range(_REFINEMENTS):
             if float(np.linalg.norm(residual)) <= tolerance / 1024:
                 break
             Y[solver.rows] = residual
             X = X + solver(Y)
-            residual = received - G @ X
+            residual = solver.residual(received, X)
         norm = float(np.linalg.norm(residual))
         if norm > tolerance:
             raise DecodingError(
@@ -1022,7 +1025,7 @@ class LTDecoder(Decoder):
     def _tolerance(self, solver: _Solver, X: np.ndarray, Y: np.ndarray) -> float:
         """``1024 eps sqrt(rows)`` times the scale of the received system."""
         scale = (
-            math.sqrt(solver.received_matrix.nnz) * float(np.linalg.norm(X))
+            math.sqrt(solver.received_nnz) * float(np.linalg.norm(X))
             + float(np.linalg.norm(Y))
             + self._context.scale
         )

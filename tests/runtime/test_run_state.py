@@ -124,6 +124,24 @@ def test_results_in_any_order_decode_the_product(run, data):
 
 
 @given(run=runs, data=st.data())
+def test_a_burst_of_results_is_recorded_before_one_decision(run, data):
+    order = data.draw(st.permutations(sorted(run.tasks)))
+    split = data.draw(st.integers(min_value=1, max_value=len(order)))
+    decisions = []
+    settle = run.state._settle
+    run.state._settle = lambda now: decisions.append(now) or settle(now)
+    actions = run.state.handle(*(run.finished(key) for key in order[:split]))
+    decision = _decision(actions)
+    if run.state.decoder.is_decodable:
+        assert isinstance(decision, Decode)  # every result of the burst is used
+        assert set(decision.tasks) == set(order[:split])
+        np.testing.assert_allclose(run.state.decoder.decode(), run.A @ run.x)
+    else:
+        assert decision is None
+    assert len(decisions) == 1  # one decision for the burst
+
+
+@given(run=runs, data=st.data())
 def test_failures_within_tolerance_still_decode(run, data):
     failing = data.draw(
         st.sets(st.sampled_from(range(run.code.n)), max_size=tolerance(run.code))
