@@ -21,9 +21,10 @@ the product to the partial sum.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -150,6 +151,36 @@ def _persisted_rows(
             future.release()
 
 
+def _chain(
+    client: Client,
+    step: Callable[..., np.ndarray],
+    steps: Sequence[tuple[Future, dict[str, Any]]],
+    holders: dict[str, Any],
+    address: str,
+    key: str,
+) -> Future:
+    """Submit ``step(chunk, partial=..., **arguments)`` over `steps`, as a chain.
+
+    Each step runs where its chunk is held (one chunk and the partial sum in
+    memory) and adds to the previous step's partial sum; the last runs on
+    `address` under `key`, so the share stays there.
+    """
+    partial = None
+    for t, (chunk, arguments) in enumerate(steps):
+        last = t == len(steps) - 1
+        where = [address] if last else list(holders.get(chunk.key, ())) or [address]
+        partial = client.submit(
+            step,
+            chunk,
+            partial=partial,
+            **arguments,
+            key=key if last else f"{key}-part-{t}",
+            workers=where,
+            allow_other_workers=False,
+        )
+    return partial
+
+
 def _settled(futures: list[Future]) -> list[Future]:
     """Wait for the shares; on an error (a bad entry of A) release all, raise it."""
     try:
@@ -204,39 +235,27 @@ def place_dask_rows(
     with _persisted_rows(client, blocks) as (blocks, block_futures, holders):
         output, a_bound = ("real", 0) if p is None else ("signed", d * _abs_max(blocks))
         futures = []
+        chain_step = functools.partial(encode_share, rows=rows, p=p)
         for i, (address, key) in enumerate(zip(addresses, keys, strict=True)):
             units = G[offsets[i] : offsets[i + 1]]
             used = [j for j in range(len(block_futures)) if units[:, j].any()]
             if len(used) <= len(units):  # plain blocks: gather them
                 futures.append(
                     client.submit(
-                        encode_share,
+                        chain_step,
                         *(block_futures[j] for j in used),
                         coefficients=units[:, used].tolist(),
-                        rows=rows,
-                        p=p,
                         key=key,
                         workers=[address],
                         allow_other_workers=False,
                     )
                 )
                 continue
-            partial = None
-            for step, j in enumerate(used):  # a chain: one block in memory a step
-                last = step == len(used) - 1
-                holder = list(holders.get(block_futures[j].key, ())) or [address]
-                partial = client.submit(
-                    encode_share,
-                    block_futures[j],
-                    coefficients=units[:, [j]].tolist(),
-                    rows=rows,
-                    p=p,
-                    partial=partial,
-                    key=key if last else f"{key}-part-{step}",
-                    workers=[address] if last else holder,
-                    allow_other_workers=False,
-                )
-            futures.append(partial)
+            steps = [
+                (block_futures[j], {"coefficients": units[:, [j]].tolist()})
+                for j in used
+            ]
+            futures.append(_chain(client, chain_step, steps, holders, address, key))
         _settled(futures)
     dtype = np.float64 if p is None else np.int64
     stand_ins = tuple(
@@ -282,24 +301,9 @@ def place_dask_lt(
 ) -> tuple[EncodedOperands, list[Future]]:
     """Encode dask.array A with an LT code on the cluster; share i stays on worker i.
 
-    Parameters
-    ----------
-    client : distributed.Client
-        The cluster's client.
-    code : LTCode
-        The code (``code.m`` rows of A).
-    A : dask.array.Array, shape (m, d)
-        Real entries; any chunking with known sizes.
-    addresses, keys : sequence of str, length n
-        The worker that keeps each share, and the share's Dask key.
-
-    Returns
-    -------
-    encoded : EncodedOperands
-        The decoding context (with ``||A||_F``), read-only zero-stride stand-ins
-        of the shares' shape as ``lefts``.
-    futures : list of Future
-        The shares, ``futures[i]`` held by ``addresses[i]``.
+    As :func:`place_dask_rows`, for `code` an :class:`coded.LTCode` (``code.m``
+    rows of A) and A of real entries in any chunking with known sizes; the
+    decoding context also holds ``||A||_F``.
     """
     import dask
     import dask.array as da
@@ -319,20 +323,13 @@ def place_dask_lt(
         bounds = np.concatenate(([0], np.cumsum(chunks.chunks[0])))
         shares = []
         for i, (a, b) in enumerate(code.row_ranges):
-            partial = None
-            for j, future in enumerate(futures):
-                last = j == len(futures) - 1
-                holder = list(holders.get(future.key, ())) or [addresses[i]]
-                partial = client.submit(
-                    encode_lt_step,
-                    future,
-                    G[a:b, bounds[j] : bounds[j + 1]],
-                    partial,
-                    key=keys[i] if last else f"{keys[i]}-part-{j}",
-                    workers=[addresses[i]] if last else holder,
-                    allow_other_workers=False,
-                )
-            shares.append(partial)
+            steps = [
+                (future, {"columns": G[a:b, bounds[j] : bounds[j + 1]]})
+                for j, future in enumerate(futures)
+            ]
+            shares.append(
+                _chain(client, encode_lt_step, steps, holders, addresses[i], keys[i])
+            )
         _settled(shares)
     stand_ins = tuple(
         np.broadcast_to(np.zeros(()), (b - a, d)) for a, b in code.row_ranges
