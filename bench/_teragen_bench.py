@@ -133,6 +133,7 @@ def _case(client, name: str, n: int, K: int) -> dict:
             "shuffle_seconds": record.shuffle_seconds,
             "reduce_seconds": record.reduce_seconds,
             "upload_bytes": sum(record.upload_bytes),
+            "busiest_link_bytes": max(*record.upload_bytes, *record.download_bytes),
         }
     return row | {"load_average_before": load, "load_average_after": os.getloadavg()}
 
@@ -160,11 +161,18 @@ def terasort_section(client, n: int, K: int, repeats: int) -> dict:
             if not key.startswith("load")
         }
         rows.append({"scheme": name, **median, "runs": cases})
-    _print(rows, n, K, repeats)
-    return {"records": n, "K": K, "repeats": repeats, "bandwidth": RATE, "rows": rows}
+    ratios = _print(rows, n, K, repeats)
+    return {
+        "records": n,
+        "K": K,
+        "repeats": repeats,
+        "bandwidth": RATE,
+        "rows": rows,
+        "ratios": ratios,
+    }
 
 
-def _print(rows: list[dict], n: int, K: int, repeats: int) -> None:
+def _print(rows: list[dict], n: int, K: int, repeats: int) -> dict:
     by = {row["scheme"]: row for row in rows}
     print(
         f"\nTeraSort generated on the workers, {n} records, K={K}, median of "
@@ -176,6 +184,54 @@ def _print(rows: list[dict], n: int, K: int, repeats: int) -> None:
             f"{row['scheme']:<40} sort {row['sort_seconds']:7.2f} s "
             f"({over:4.2f}x dd.sort_values), shuffle {row['shuffle_seconds']:6.2f} s"
         )
+    return _targets(by)
+
+
+def _targets(by: dict[str, dict]) -> dict:
+    """Issue targets against the floors the emulated links set.
+
+    A node's links carry at most ``RATE`` bytes/s each way, and every receiver
+    downloads each byte it lacks however the frames are coded or forwarded, so a
+    shuffle takes at least its busiest link's bytes over ``RATE`` (the floor).
+    Coding shortens the shuffle by at most the difference of the floors, and
+    pays for it with ``r`` times the map.
+    """
+    uncoded = by["uncoded r=1, 200 Mbit/s emulated"]
+    ratios = {
+        "uncoded_over_dd_sort_values": by["uncoded r=1"]["sort_seconds"]
+        / by["dd.sort_values (p2p)"]["sort_seconds"]
+    }
+    print(
+        f"target uncoded <= 1.0x dd.sort_values: "
+        f"{ratios['uncoded_over_dd_sort_values']:.2f}"
+    )
+    for r in (2, 3):
+        coded = by[f"coded r={r} forward, 200 Mbit/s emulated"]
+        floor_saving = (
+            uncoded["busiest_link_bytes"] - coded["busiest_link_bytes"]
+        ) / RATE
+        extra_map = coded["map_seconds"] - uncoded["map_seconds"]
+        ratios[f"coded_r{r}_over_uncoded"] = (
+            coded["sort_seconds"] / uncoded["sort_seconds"]
+        )
+        print(
+            f"target coded r={r} <= 1.0x uncoded (emulated): "
+            f"{ratios[f'coded_r{r}_over_uncoded']:.2f}; its extra map {extra_map:.2f} s"
+            f" against a shuffle shorter by at most {floor_saving:.2f} s"
+        )
+    coded = by["coded r=3 forward, 200 Mbit/s emulated"]
+    ratios["shuffle_r3_over_uncoded"] = (
+        coded["shuffle_seconds"] / uncoded["shuffle_seconds"]
+    )
+    ratios["shuffle_floor_r3_over_uncoded"] = (
+        coded["busiest_link_bytes"] / uncoded["busiest_link_bytes"]
+    )
+    print(
+        f"target coded r=3 shuffle <= 0.5x uncoded's (emulated): "
+        f"{ratios['shuffle_r3_over_uncoded']:.2f}; the busiest link's bytes alone: "
+        f"{ratios['shuffle_floor_r3_over_uncoded']:.2f}"
+    )
+    return ratios
 
 
 MODEL_MBIT = (100.0, 400.0)  # the model check's emulated links, Mbit/s
