@@ -767,8 +767,10 @@ class _Solver:
         blocks = _round_blocks(pivots, bounds)
         self._rounds = list(zip(itertools.pairwise(bounds), blocks, strict=True))
         self.rank = self.m - self.inactive.size
+        self._extra = G[self.extra_rows]
+        self._extra_at = np.searchsorted(self.rows, self.extra_rows)
         if self.inactive.size:
-            self._schur(G[self.extra_rows], pivots)
+            self._schur(self._extra, pivots)
         self.full_rank = self.rank == self.m
         self.amplification = math.inf
         if self.full_rank:
@@ -794,10 +796,15 @@ class _Solver:
         self._least_squares = (Q, R, order)
 
     def residual(self, received: np.ndarray, X: np.ndarray) -> np.ndarray:
-        """Return ``received - G[rows] @ X``.
+        """Return ``received - G[rows] @ X`` where it can be more than rounding.
 
-        All of ``G @ X``, then the received rows: cheaper than gathering them.
+        With no inactive column every pivot row holds by construction (its
+        source value is one subtraction), so only the unused received rows are
+        checked. Otherwise all of ``G @ X``, then the received rows: cheaper
+        than gathering them.
         """
+        if not self.inactive.size:
+            return received[self._extra_at] - self._extra @ X
         return received - (self._G @ X)[self.rows]
 
     def _triangular(self, rhs: np.ndarray) -> np.ndarray:
@@ -829,8 +836,9 @@ class LTDecoder(Decoder):
     (degree-one rows of the lowest degree first, in rounds, which keeps error
     propagation short), inactivation of a few columns when peeling stalls, a
     sparse triangular solve by rounds and a small dense least-squares solve for the
-    inactive columns; a decode applies it and checks the product against all
-    received rows. While the estimated error amplification of that solve exceeds
+    inactive columns; a decode applies it and checks the product against the
+    received rows (the unused ones when nothing was inactivated: the used ones
+    hold by construction). While the estimated error amplification of that solve exceeds
     the code's ``max_amplification``, :attr:`needs_more` asks for more rows.
 
     Parameters
@@ -996,17 +1004,19 @@ class LTDecoder(Decoder):
         return X[:, 0] if self._context.is_vector else X
 
     def _refined(self, solver: _Solver, Y: np.ndarray) -> np.ndarray:
-        """Solve, refine while the residual shrinks, check against every row.
+        """Solve, refine while the residual shrinks, check the received rows.
 
-        The plan is exact in exact arithmetic, but its intermediate values (the
-        triangular solve before the inactive columns are known) may be large, so
-        a refinement step on the residual recovers the accuracy the map allows.
+        The plan is exact in exact arithmetic, but with inactive columns its
+        intermediate values (the triangular solve before the inactive columns are
+        known) may be large, so a refinement step on the residual recovers the
+        accuracy the map allows. Without them each source value is one sum of
+        received and earlier values, and there is nothing to refine.
         """
         received = Y[solver.rows]
         X = solver(Y)
         residual = solver.residual(received, X)
         tolerance = self._tolerance(solver, X, received)
-        for _ in range(_REFINEMENTS):
+        for _ in range(_REFINEMENTS if solver.inactive.size else 0):
             if float(np.linalg.norm(residual)) <= tolerance / 1024:
                 break
             Y[solver.rows] = residual

@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from coded._resources import estimate_memory
@@ -249,6 +249,48 @@ def test_sampling_and_generator_are_seeded():
     degrees = np.diff(a.indptr)
     assert degrees.min() >= 1
     assert a.max() == 1  # distinct columns per row
+
+
+@given(
+    m=st.integers(2, 30),
+    overhead=st.floats(1.5, 2.5),
+    distribution=st.sampled_from(["robust", "wave"]),
+    seed=st.integers(0, 2**16),
+    data=st.data(),
+)
+def test_a_wrong_row_raises_exactly_when_the_received_rows_contradict(
+    m, overhead, distribution, seed, data
+):
+    """The check finds every inconsistency a least-squares fit of all rows finds.
+
+    (With no inactive column it multiplies out only the rows peeling left unused.)
+    """
+    code = LTCode(2, m, overhead=overhead, distribution=distribution, rng=seed)
+    pieces = [
+        (w, 0, data.draw(st.integers((b - a) * 3 // 4, b - a)))
+        for w, (a, b) in enumerate(code.row_ranges)
+    ]
+    rng = np.random.default_rng(seed)
+    A, B = rng.normal(size=(code.m, 3)), rng.normal(size=(3, 2))
+    encoded = code.encode_operands(A, B)
+    rows = _feed(code, encoded, pieces, code.decoder(encoded))
+    G = code.generator[rows].toarray()
+    assume(rows.size and np.linalg.matrix_rank(G) == code.m)
+    Y = np.vstack([code.multiply(encoded.lefts[w][a:b], B) for w, a, b in pieces])
+    wrong = data.draw(st.integers(0, rows.size - 1))
+    Y[wrong] += 1.0
+    fit = np.linalg.lstsq(G, Y, rcond=None)[0]
+    contradict = np.linalg.norm(Y - G @ fit) > 1e-6
+    decoder, offset = code.decoder(encoded), 0
+    for w, a, b in pieces:
+        value = Y[offset : offset + b - a]
+        decoder.add(Piece(worker=w, start=a, stop=b, value=value))
+        offset += b - a
+    if contradict:
+        with pytest.raises(DecodingError, match="does not satisfy"):
+            decoder.decode()
+    else:
+        np.testing.assert_allclose(decoder.decode(), fit, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize(
