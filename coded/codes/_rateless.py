@@ -631,12 +631,21 @@ class _Peeler:
         self.count = 0
         self.unknown = m
 
-    def add_rows(self, rows: np.ndarray) -> None:
+    def record(self, rows: np.ndarray) -> np.ndarray:
+        """Mark `rows` received without peeling them; return the new ones.
+
+        A peeler that recorded rows this way no longer tracks peeling: only
+        :meth:`record` may follow.
+        """
         rows = _distinct(rows[~self.received[rows]])
-        if rows.size == 0:
-            return
         self.received[rows] = True
         self.count += rows.size
+        return rows
+
+    def add_rows(self, rows: np.ndarray) -> None:
+        rows = self.record(rows)
+        if rows.size == 0:
+            return
         self.remaining[rows] = self.pattern.degree[rows]
         self.unknown_sum[rows] = self.pattern.index_sum[rows]
         if self.unknown < self.recovered.size:  # subtract the recovered columns
@@ -707,13 +716,19 @@ def _inactivation_limit(m: int) -> int:
     return max(1, min(MAX_RESIDUAL, _MAX_RESIDUAL_ENTRIES // m))
 
 
+def _fresh(peel: _Peeler) -> _Peeler:
+    """One global peel of the received rows: shorter chains than arrival order."""
+    fresh = _Peeler(peel.pattern)
+    fresh.add_rows(np.flatnonzero(peel.received))
+    return fresh
+
+
 def _plan(peel: _Peeler, *, any_count: bool = False) -> _Solver | None:
     """Plan the solve of the received rows (None: too few rows, too many inactive)."""
     m = peel.pattern.G.shape[1]
     if peel.count < m and not any_count:
         return None
-    fresh = _Peeler(peel.pattern)  # one global peel: shorter chains than arrival order
-    fresh.add_rows(np.flatnonzero(peel.received))
+    fresh = _fresh(peel)
     if not fresh.inactivate(_inactivation_limit(m)):
         return None
     return _Solver(fresh)
@@ -878,7 +893,7 @@ class LTDecoder(Decoder):
         worker, start, stop : int
             The piece's worker and row range.
         """
-        self._peel.add_rows(self._rows(worker, start, stop))
+        self._receive(self._rows(worker, start, stop))
 
     def add(self, piece: Piece) -> None:
         """Record one piece (its rows and values).
@@ -902,7 +917,18 @@ class LTDecoder(Decoder):
                 f"worker {piece.worker} returned NaN or inf.", worker=piece.worker
             )
         self._blocks.append((rows, value.reshape(rows.size, -1)))
-        self._peel.add_rows(rows)
+        self._receive(rows)
+
+    def _receive(self, rows: np.ndarray) -> None:
+        """Peel `rows` as they arrive until plans take over.
+
+        From ``m + m / 50`` rows on, every decision comes from a plan (its own
+        global peel), so arrival-order peeling would only delay it.
+        """
+        if self._peel.count < self._code.m + self._retry_rows:
+            self._peel.add_rows(rows)
+        else:
+            self._peel.record(rows)
 
     def _current_solver(self, *, exact: bool = False) -> _Solver | None:
         """Return the plan of the received rows.
@@ -939,8 +965,9 @@ class LTDecoder(Decoder):
     def is_decodable(self) -> bool:
         """Whether the received rows have full column rank (peeled or solved).
 
-        Exact for fewer than 50 source rows, when peeling alone resolves every
-        row, and when asked again with no new rows (twice, for instance by a
+        Exact for fewer than 50 source rows, when peeling in arrival order
+        resolves every row (it runs until ``1.02 m`` rows), and when asked again
+        with no new rows (twice, for instance by a
         waiting run's polls). While rows keep arriving, a received set that
         failed is tested again once ``m / 50`` more rows arrived (the first test
         at ``1.02 m``): a rank test near m costs far more than its rows, and the
@@ -1045,10 +1072,11 @@ class LTDecoder(Decoder):
         peel, m = self._peel, self._code.m
         solver = _plan(peel, any_count=True)
         if solver is None:
+            unknown = _fresh(peel).unknown
             return (
-                f"peeling stopped with {peel.unknown} of m={m} source rows unknown "
+                f"peeling stopped with {unknown} of m={m} source rows unknown "
                 f"(more than the {_inactivation_limit(m)} the decoder inactivates) "
-                f"after {peel.count} received rows: rank at least {m - peel.unknown} "
+                f"after {peel.count} received rows: rank at least {m - unknown} "
                 "reached; wait for more rows."
             )
         return (

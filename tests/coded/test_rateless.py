@@ -380,17 +380,26 @@ def test_near_m_the_test_is_exact_once_no_rows_arrive_and_on_decode(seed):
     np.testing.assert_allclose(fresh.decode(), A @ x, rtol=1e-8, atol=1e-8)
 
 
+def _feed_rounds(code, decoder, start, until):
+    """Mark 10 rows of every worker per round from `start` until `until` rows."""
+    while decoder.progress[0] < until:
+        for w in range(code.n):
+            decoder.mark(w, start, min(start + 10, code.loads[w]))
+        start += 10
+    return start
+
+
 @pytest.mark.parametrize("seed", [0, 1])
-def test_the_guard_reads_a_plan_as_soon_as_peeling_resolves_every_row(seed):
+def test_plans_take_over_from_arrival_order_peeling_at_m_plus_m_over_50(seed):
     m = 2000
     code = LTCode(4, m, rng=seed)
-    encoded = code.encode_operands(np.ones((m, 2)), np.ones(2))
-    decoder = code.decoder(encoded)
-    for s in range(0, code.loads[0], 10):
-        for w in range(4):
-            decoder.mark(w, s, min(s + 10, code.loads[w]))
-        if not decoder._peel.unknown:
-            break
+    decoder = code.decoder(code.encode_operands(np.ones((m, 2)), np.ones(2)))
+    start = _feed_rounds(code, decoder, 0, m + m // 50)
+    unknown = decoder._peel.unknown
+    assert unknown  # peeling in arrival order had not resolved every row, and stops
     decoder._solver, decoder._tried = None, decoder.progress[0]  # a plan just failed
+    assert not decoder.is_decodable  # the next plan comes with m / 50 more rows
+    _feed_rounds(code, decoder, start, decoder.progress[0] + m // 50)
+    assert decoder._peel.unknown == unknown
     assert decoder.is_decodable
     assert np.isfinite(decoder.condition_number)  # needs_more is not a NaN test
