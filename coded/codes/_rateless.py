@@ -814,9 +814,9 @@ class _Solver:
         """Return ``received - G[rows] @ X`` where it can be more than rounding.
 
         With no inactive column every pivot row holds by construction (its
-        source value is one subtraction), so only the unused received rows are
-        checked. Otherwise all of ``G @ X``, then the received rows: cheaper
-        than gathering them.
+        source value is its received value less a sum of known ones), so only
+        the unused received rows are checked. Otherwise all of ``G @ X``, then
+        the received rows: cheaper than gathering them.
         """
         if not self.inactive.size:
             return received[self._extra_at] - self._extra @ X
@@ -853,8 +853,9 @@ class LTDecoder(Decoder):
     sparse triangular solve by rounds and a small dense least-squares solve for the
     inactive columns; a decode applies it and checks the product against the
     received rows (the unused ones when nothing was inactivated: the used ones
-    hold by construction). While the estimated error amplification of that solve exceeds
-    the code's ``max_amplification``, :attr:`needs_more` asks for more rows.
+    hold by construction). While the estimated error amplification of that
+    solve exceeds the code's ``max_amplification``, :attr:`needs_more` asks for
+    more rows.
 
     Parameters
     ----------
