@@ -3,9 +3,10 @@
 OpenBLAS picks a kernel for the CPU it runs on (SkylakeX on AVX-512, Haswell on
 AVX2, ...), and kernels round differently. Every doctest and documentation
 example must print the same under any of them, so this test runs them again in
-a subprocess with a different kernel forced (``OPENBLAS_CORETYPE``) and one or
-two BLAS threads, and checks inside that subprocess that the forced kernel is
-the one in force.
+a subprocess with a different kernel forced (``OPENBLAS_CORETYPE``), the first
+with one BLAS thread and the second with two (so each kernel and each way of
+splitting a product is tried once), and checks inside that subprocess that the
+forced kernel is the one in force.
 """
 
 import os
@@ -68,8 +69,9 @@ def test_forced_kernels_are_two_on_x86_64_with_avx():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("kernel", forced_kernels())
+@pytest.mark.parametrize(
+    ("kernel", "threads"), list(zip(forced_kernels(), (1, 2), strict=False))
+)
 def test_numeric_doctests_under_a_forced_kernel(kernel, threads):
     env = {
         **os.environ,
