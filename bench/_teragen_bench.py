@@ -161,7 +161,8 @@ def terasort_section(client, n: int, K: int, repeats: int) -> dict:
             if not key.startswith("load")
         }
         rows.append({"scheme": name, **median, "runs": cases})
-    ratios = _print(rows, n, K, repeats)
+    _print(rows, n, K, repeats)
+    ratios = _targets({row["scheme"]: row for row in rows})
     return {
         "records": n,
         "K": K,
@@ -172,7 +173,7 @@ def terasort_section(client, n: int, K: int, repeats: int) -> dict:
     }
 
 
-def _print(rows: list[dict], n: int, K: int, repeats: int) -> dict:
+def _print(rows: list[dict], n: int, K: int, repeats: int) -> None:
     by = {row["scheme"]: row for row in rows}
     print(
         f"\nTeraSort generated on the workers, {n} records, K={K}, median of "
@@ -184,7 +185,6 @@ def _print(rows: list[dict], n: int, K: int, repeats: int) -> dict:
             f"{row['scheme']:<40} sort {row['sort_seconds']:7.2f} s "
             f"({over:4.2f}x dd.sort_values), shuffle {row['shuffle_seconds']:6.2f} s"
         )
-    return _targets(by)
 
 
 def _targets(by: dict[str, dict]) -> dict:

@@ -968,11 +968,11 @@ class LTDecoder(Decoder):
 
         Exact for fewer than 50 source rows, when peeling in arrival order
         resolves every row (it runs until ``1.02 m`` rows), and when asked again
-        with no new rows (twice, for instance by a
-        waiting run's polls). While rows keep arriving, a received set that
-        failed is tested again once ``m / 50`` more rows arrived (the first test
-        at ``1.02 m``): a rank test near m costs far more than its rows, and the
-        conditioning guard would wait for more rows anyway.
+        with no new rows (twice, for instance by a waiting run's polls). While
+        rows keep arriving, a received set that failed is tested again once
+        ``m / 50`` more rows arrived (the first test at ``1.02 m``): a rank test
+        near m costs far more than its rows, and the conditioning guard would
+        wait for more rows anyway.
         """
         if self._peel.count >= self._code.m and not self._peel.unknown:
             return True
