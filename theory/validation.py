@@ -28,6 +28,7 @@ __all__ = [
     "check_finite_matrix",
     "check_int",
     "check_k_of_n",
+    "check_levels",
     "check_prime",
     "check_real",
     "check_real_vector",
@@ -201,6 +202,69 @@ def check_k_of_n(k: object, n: object) -> tuple[int, int]:
     if k > n:
         raise ValueError(f"`k` must satisfy 1 <= k <= n, got k={k}, n={n}.")
     return k, n
+
+
+def check_levels(n: int, levels: object) -> tuple[tuple[int, int], ...]:
+    """Check a multi-level code layout against `n` workers.
+
+    Parameters
+    ----------
+    n : int
+        Number of workers.
+    levels : sequence of (int, int)
+        ``(n_l, k_l)`` per level, outermost first: ``prod_l n_l = n``,
+        ``1 <= k_l <= n_l``, ``n_l >= 2`` when there are several levels (so at
+        most ``log2(n)`` levels).
+
+    Returns
+    -------
+    tuple of (int, int)
+
+    Examples
+    --------
+    >>> check_levels(64, [(8, 7), [8, 6]])
+    ((8, 7), (8, 6))
+    """
+    n = check_int(n, "n", min_value=1)
+    if isinstance(levels, str) or not isinstance(levels, Sequence):
+        raise TypeError(
+            "`levels` must be a sequence of (n_l, k_l) pairs, outermost first, "
+            f"got {type(levels).__name__}."
+        )
+    if not levels:
+        raise ValueError("`levels` must hold at least one (n_l, k_l) pair, got ().")
+    depth = max(1, int(math.log2(n))) if n > 1 else 1
+    if len(levels) > depth:
+        raise ValueError(
+            f"`levels` has {len(levels)} levels but n={n} workers allow at most "
+            f"{depth}: every level splits its groups into at least 2, so L levels "
+            f"need n >= 2^L workers; use fewer levels (or more workers)."
+        )
+    pairs = []
+    for i, pair in enumerate(levels):
+        if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise TypeError(f"`levels[{i}]` must be an (n_l, k_l) pair, got {pair!r}.")
+        size = check_int(pair[0], f"levels[{i}][0] (n_l)", min_value=1)
+        k = check_int(pair[1], f"levels[{i}][1] (k_l)", min_value=1)
+        if size < 2 and len(levels) > 1:
+            raise ValueError(
+                f"`levels[{i}]` has n_l={size}: a level of a multi-level layout "
+                "splits each group into at least 2; drop that level."
+            )
+        if k > size:
+            raise ValueError(
+                f"`levels[{i}]` must satisfy 1 <= k_l <= n_l, got (n_l, k_l) = "
+                f"({size}, {k}); lower k_l to at most {size}."
+            )
+        pairs.append((size, k))
+    product = math.prod(size for size, _ in pairs)
+    if product != n:
+        raise ValueError(
+            f"the group sizes of `levels` {[s for s, _ in pairs]} multiply to "
+            f"{product}, not the n={n} workers: each level must divide the workers "
+            "into equal groups, so the sizes must be a factorisation of n."
+        )
+    return tuple(pairs)
 
 
 def is_prime(value: int) -> bool:

@@ -36,7 +36,7 @@ from coded.codes._base import Code, Decoder, EncodedOperands, Piece
 from coded.codes._mds import MDSCode
 from coded.codes._units import split_blocks
 from coded.errors import DecodingError, NonFiniteResultError
-from theory.validation import check_int
+from theory.validation import check_int, check_levels
 
 __all__ = [
     "HierarchicalCode",
@@ -119,49 +119,6 @@ class _Level:
     def rows(self, children: tuple[int, ...]) -> np.ndarray:
         """Rows of ``G`` held by the children (workers or groups) `children`."""
         return (np.asarray(children)[:, None] * self.ell + np.arange(self.ell)).ravel()
-
-
-def _check_levels(n: int, levels: object) -> tuple[tuple[int, int], ...]:
-    """Validate a layout against `n` workers (see :class:`HierarchicalCode`)."""
-    if isinstance(levels, str) or not isinstance(levels, Sequence):
-        raise TypeError(
-            "`levels` must be a sequence of (n_l, k_l) pairs, outermost first, "
-            f"got {type(levels).__name__}."
-        )
-    if not levels:
-        raise ValueError("`levels` must hold at least one (n_l, k_l) pair, got ().")
-    depth = max(1, int(math.log2(n))) if n > 1 else 1
-    if len(levels) > depth:
-        raise ValueError(
-            f"`levels` has {len(levels)} levels but n={n} workers allow at most "
-            f"{depth}: every level splits its groups into at least 2, so L levels "
-            f"need n >= 2^L workers; use fewer levels (or more workers)."
-        )
-    pairs = []
-    for i, pair in enumerate(levels):
-        if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
-            raise TypeError(f"`levels[{i}]` must be an (n_l, k_l) pair, got {pair!r}.")
-        size = check_int(pair[0], f"levels[{i}][0] (n_l)", min_value=1)
-        k = check_int(pair[1], f"levels[{i}][1] (k_l)", min_value=1)
-        if size < 2 and len(levels) > 1:
-            raise ValueError(
-                f"`levels[{i}]` has n_l={size}: a level of a multi-level layout "
-                "splits each group into at least 2; drop that level."
-            )
-        if k > size:
-            raise ValueError(
-                f"`levels[{i}]` must satisfy 1 <= k_l <= n_l, got (n_l, k_l) = "
-                f"({size}, {k}); lower k_l to at most {size}."
-            )
-        pairs.append((size, k))
-    product = math.prod(size for size, _ in pairs)
-    if product != n:
-        raise ValueError(
-            f"the group sizes of `levels` {[s for s, _ in pairs]} multiply to "
-            f"{product}, not the n={n} workers: each level must divide the workers "
-            "into equal groups, so the sizes must be a factorisation of n."
-        )
-    return tuple(pairs)
 
 
 def _brief(items: list[int], limit: int = 16) -> str:
@@ -284,7 +241,7 @@ class HierarchicalCode(Code):
         systematic: bool | None = None,
     ):
         self.n = check_int(n, "n", min_value=1)
-        self.levels = _check_levels(self.n, levels)
+        self.levels = check_levels(self.n, levels)
         self._p = fields.resolve_prime(field)
         for size, _ in self.levels:
             fields.check_points(size, self._p, "n_l")
