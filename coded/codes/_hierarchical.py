@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -127,6 +127,13 @@ def _brief(items: list[int], limit: int = 16) -> str:
         return str(items)
     shown = ", ".join(map(str, items[:limit]))
     return f"[{shown}, ... ({len(items) - limit} more)]"
+
+
+def _bounded(value: object, name: str, low: int, high: int) -> int:
+    """``check_int`` with bounds, without its cost for a plain int in range."""
+    if type(value) is int and low <= value <= high:
+        return value
+    return check_int(value, name, min_value=low, max_value=high)
 
 
 @functools.cache
@@ -541,6 +548,66 @@ class HierarchicalCode(Code):
             ),
         )
 
+    def repair(
+        self, shares: Mapping[int, Any], workers: Iterable[int]
+    ) -> dict[int, np.ndarray]:
+        """Recompute the coded shares of `workers` from surviving shares.
+
+        The shares of a decodable set are decoded as results (times the
+        identity) into A's blocks, which the levels re-encode; A is never needed.
+
+        Parameters
+        ----------
+        shares : mapping of int to array
+            Surviving shares ``{worker: encoded.lefts[worker]}``; their workers
+            must be a decodable set.
+        workers : iterable of int
+            The workers whose shares to rebuild.
+
+        Returns
+        -------
+        dict of int to numpy.ndarray
+            ``{worker: share}``, equal to ``encode_operands(A, B).lefts[worker]``
+            (exactly over GF(p), to rounding over the reals).
+
+        Raises
+        ------
+        DecodingError
+            If the surviving workers are not a decodable set.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> code = HierarchicalCode(8, [(2, 1), (4, 3)], field=65537)
+        >>> lefts = code.encode_operands(np.arange(12).reshape(6, 2), [1, 1]).lefts
+        >>> rebuilt = code.repair({w: lefts[w] for w in (4, 5, 7)}, [0, 6])
+        >>> all(np.array_equal(rebuilt[w], lefts[w]) for w in (0, 6))
+        True
+        """
+        arrays = {int(w): np.asarray(v) for w, v in shares.items()}
+        targets = [
+            check_int(w, "worker", min_value=0, max_value=self.n - 1) for w in workers
+        ]
+        if not self.is_decodable(arrays):
+            raise DecodingError(
+                "cannot repair: the shares do not decode; " + self.explain(arrays)
+            )
+        sample = next(iter(arrays.values()))
+        rows, d = sample.shape[0] // self.subblocks, sample.shape[1]
+        context = HierarchicalContext(
+            m=self.blocks * rows,
+            c=d,
+            rows=rows,
+            is_vector=False,
+            output="real" if self._p is None else "residue",
+        )
+        decoder = HierarchicalDecoder(self, context)
+        for w, share in arrays.items():
+            decoder.add(Piece(worker=w, start=0, stop=share.shape[0], value=share))
+        sources = decoder.decode().reshape(self.blocks, rows * d)
+        coded = self._apply_levels(sources).astype(sample.dtype, copy=False)
+        return {w: coded[w].reshape(-1, d) for w in targets}
+
     def _context(self, encoded: object) -> HierarchicalContext:
         if not isinstance(encoded, EncodedOperands) or not isinstance(
             encoded.context, HierarchicalContext
@@ -641,9 +708,13 @@ class HierarchicalDecoder(Decoder):
         self._context = context
         self._total = code.subblocks * context.rows
         self._values: dict[int, np.ndarray] = {}
-        self._seen: dict[int, np.ndarray] = {}
+        self._seen: dict[int, np.ndarray] = {}  # rows received of partial results
         self._done = np.zeros(code.n, dtype=bool)
         self._decodable = False
+        # decoded members of every node, per depth (0: the root), kept as results
+        # arrive; a node's span is the number of workers under it
+        self._spans = [math.prod(code._sizes[d:]) for d in range(len(code.levels))]
+        self._members = [np.zeros(code.n // span, np.int64) for span in self._spans]
 
     def add(self, piece: Piece) -> None:
         """Record one piece (validated: worker, row range, shape, dtype).
@@ -661,29 +732,41 @@ class HierarchicalDecoder(Decoder):
         if not isinstance(piece, Piece):
             raise TypeError(f"`piece` must be a Piece, got {type(piece).__name__}.")
         code = self._code
-        worker = check_int(piece.worker, "piece.worker", min_value=0)
-        worker = check_int(worker, "piece.worker", max_value=code.n - 1)
-        start = check_int(piece.start, "piece.start", min_value=0)
-        stop = check_int(
-            piece.stop, "piece.stop", min_value=start, max_value=self._total
-        )
+        worker = _bounded(piece.worker, "piece.worker", 0, code.n - 1)
+        start = _bounded(piece.start, "piece.start", 0, self._total)
+        stop = _bounded(piece.stop, "piece.stop", start, self._total)
         if self._decodable or stop == start:
             return
-        value = self._check_value(piece.value, stop - start, worker)
-        seen = self._seen.setdefault(worker, np.zeros(self._total, dtype=bool))
-        if seen[start:stop].any():
+        seen = self._seen.get(worker)
+        if self._done[worker] or (seen is not None and seen[start:stop].any()):
             raise ValueError(
                 f"`piece` repeats rows of worker {worker} that were already added "
                 f"(rows {start}..{stop}); add each row of a result once."
             )
-        if worker not in self._values:
-            dtype = np.float64 if code.p is None else np.int64
+        value = self._check_value(piece.value, stop - start, worker)
+        dtype = np.float64 if code.p is None else np.int64
+        if seen is None and stop - start == self._total:  # a whole result
+            self._values[worker] = np.array(value, dtype=dtype)  # decoded in float64
+            self._complete(worker)
+            return
+        if seen is None:
+            seen = self._seen[worker] = np.zeros(self._total, dtype=bool)
             self._values[worker] = np.empty((self._total, self._context.c), dtype)
         self._values[worker][start:stop] = value
         seen[start:stop] = True
         if seen.all():
-            self._done[worker] = True
-            self._decodable = bool(code._counts(self._done)[-1] >= code.levels[0][1])
+            del self._seen[worker]
+            self._complete(worker)
+
+    def _complete(self, worker: int) -> None:
+        """Count `worker`'s whole result up the levels while groups become decoded."""
+        self._done[worker] = True
+        for depth in range(len(self._spans) - 1, -1, -1):
+            node = worker // self._spans[depth]
+            self._members[depth][node] += 1
+            if self._members[depth][node] != self._code.levels[depth][1]:
+                return  # this node was decoded already, or is not yet
+        self._decodable = True
 
     def _check_value(self, value: Any, count: int, worker: int) -> np.ndarray:
         p, width = self._code.p, self._context.c

@@ -167,3 +167,16 @@ def test_bad_layouts_name_argument_constraint_and_remedy(call, match):
         call()
     message = str(info.value)
     assert any(word in message for word in ("use", "lower", "drop", "must be"))
+
+
+@pytest.mark.parametrize("field", [None, P])
+def test_repair_rebuilds_lost_shares(field):
+    code = HierarchicalCode(16, [(4, 3), (4, 2)], field=field)
+    A = np.arange(60).reshape(20, 3) - 30
+    lefts = code.encode_operands(A if field else A.astype(float), np.ones(3, int)).lefts
+    survivors = [w for w in range(16) if w % 4 in (1, 3) and w // 4 != 2]
+    rebuilt = code.repair({w: lefts[w] for w in survivors}, [0, 10])
+    for w in (0, 10):
+        np.testing.assert_allclose(rebuilt[w], lefts[w], rtol=0, atol=1e-11)
+    with pytest.raises(DecodingError, match="cannot repair"):
+        code.repair({w: lefts[w] for w in survivors[:3]}, [0])

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from conftest import N_WORKERS
 
-from coded import HierarchicalCode, NotEnoughResultsError, Stragglers, coded_matmul
+from coded import (
+    HierarchicalCode,
+    NotEnoughResultsError,
+    Stragglers,
+    coded_matmul,
+    place_operand,
+)
 
 pytestmark = pytest.mark.runtime
 
@@ -46,3 +52,13 @@ def test_a_pattern_beyond_the_guarantee_raises_before_the_timeout(client):
             timeout=120.0,
             stragglers=Stragglers(failing=[0, 1, 4, 5]),
         )
+
+
+def test_a_placed_operand_serves_several_products(client):
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((9, 3))
+    with place_operand(A, scheme=_code(), client=client) as placed:
+        for seed in range(2):
+            x = np.random.default_rng(seed).standard_normal(3)
+            result = coded_matmul(placed, x, client=client)
+            np.testing.assert_allclose(result.product, A @ x, rtol=1e-10, atol=1e-10)
