@@ -14,9 +14,9 @@ matrix multiplication): an ``(n_1, k_1)`` inner code within each group and an
 ``(n_0, k_0)`` outer code across groups. Decoding is group-local: a group decodes
 once ``k_1`` of its workers have answered (one small solve), and the outer code once
 ``k_0`` groups have decoded. The same generator is the product code of Lee, Suh and
-Ramchandran (ISIT 2017), whose decoder also decodes *across* groups (column by
-column, iterating); that decoder is not implemented here: the decodable patterns are
-exactly those the group-local decode resolves (``docs/theory/hierarchical.md``).
+Ramchandran (ISIT 2017), whose decoder also decodes *across* groups (rows and
+columns of the grid of workers, iterating): ``decoding="product"``, for two levels
+over GF(p) (``docs/theory/hierarchical.md``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.linalg
@@ -129,6 +129,24 @@ def _brief(items: list[int], limit: int = 16) -> str:
     return f"[{shown}, ... ({len(items) - limit} more)]"
 
 
+Decoding = Literal["groups", "product"]
+
+
+def _check_decoding(decoding: object, depth: int, p: int | None) -> Decoding:
+    """Validate `decoding`: product decoding needs two levels over GF(p)."""
+    if decoding not in ("groups", "product"):
+        raise ValueError(f"`decoding` must be 'groups' or 'product', got {decoding!r}.")
+    if decoding == "product" and (depth != 2 or p is None):
+        field = "the reals" if p is None else f"GF({p})"
+        raise ValueError(
+            "`decoding='product'` decodes across the groups of a two-level code "
+            f"over GF(p), got {depth} level(s) over {field} (over the reals its "
+            "chained solves have no certified bound); use decoding='groups', or "
+            "field=p with two levels."
+        )
+    return decoding  # type: ignore[return-value]
+
+
 def _bounded(value: object, name: str, low: int, high: int) -> int:
     """``check_int`` with bounds, without its cost for a plain int in range."""
     if type(value) is int and low <= value <= high:
@@ -187,6 +205,10 @@ class HierarchicalCode(Code):
     systematic : bool, optional
         The levels' generators as in :class:`MDSCode` (default: ``False`` over
         the reals, ``True`` over GF(p)).
+    decoding : {"groups", "product"}
+        ``"groups"`` (default): group-local decoding, the patterns of the Notes.
+        ``"product"`` (two levels over GF(p)): the product-code decoder, which
+        also decodes across groups (see the Notes).
 
     Raises
     ------
@@ -200,11 +222,20 @@ class HierarchicalCode(Code):
     *Decodable patterns.* A worker is decoded when its result arrived; a group
     at level l when at least ``k_l`` of its ``n_l`` members are decoded; the
     product when the root is. These are exactly the patterns the group-local
-    decoder resolves; the product-code decoder that also decodes across groups
-    (Lee, Suh, Ramchandran 2017) would resolve more and is not implemented.
-    Hence at least ``prod_l k_l`` results are needed, and any
-    ``n - prod_l (n_l - k_l + 1) + 1`` always suffice (the
-    :attr:`recovery_threshold`).
+    decoder resolves (``decoding="groups"``). Hence at least ``prod_l k_l``
+    results are needed, and any ``n - prod_l (n_l - k_l + 1) + 1`` always
+    suffice (the :attr:`recovery_threshold`).
+
+    *Product decoding* (``decoding="product"``, two levels, GF(p) only: exact).
+    The workers form an ``n_0 x n_1`` grid whose rows are the groups; every row
+    is a codeword of the inner code and every column one of the outer code (the
+    Kronecker structure). The decoder alternates: a row with ``k_1`` known
+    cells is decoded and re-encoded whole, then a column with ``k_0`` known
+    cells, until nothing changes; the product decodes once ``k_0`` rows are
+    known (Lee, Suh, Ramchandran 2017). This resolves every pattern of the
+    group rule and more (a group with fewer than ``k_1`` results whose missing
+    cells are filled from their columns). Over the reals the chained solves have
+    no certified bound, so it is refused there.
 
     *Conditioning.* For a decodable pattern the decode equals one solve of
     ``G_S Y = R_S`` with ``G_S = D (G_0[T] (x) I)``, D block diagonal with the
@@ -246,10 +277,12 @@ class HierarchicalCode(Code):
         field: fields.FieldLike = None,
         *,
         systematic: bool | None = None,
+        decoding: Decoding = "groups",
     ):
         self.n = check_int(n, "n", min_value=1)
         self.levels = check_levels(self.n, levels)
         self._p = fields.resolve_prime(field)
+        self.decoding = _check_decoding(decoding, len(self.levels), self._p)
         for size, _ in self.levels:
             fields.check_points(size, self._p, "n_l")
         parts = [
@@ -273,6 +306,7 @@ class HierarchicalCode(Code):
         field: fields.FieldLike = None,
         *,
         systematic: bool | None = None,
+        decoding: Decoding = "groups",
     ) -> HierarchicalCode:
         """Two-level code: `groups` groups of ``n / groups`` workers.
 
@@ -286,7 +320,7 @@ class HierarchicalCode(Code):
             Results a group needs, ``1 <= k_inner <= n / groups``.
         k_outer : int
             Decoded groups the product needs, ``1 <= k_outer <= groups``.
-        field, systematic
+        field, systematic, decoding
             As in the class.
 
         Returns
@@ -331,7 +365,7 @@ class HierarchicalCode(Code):
                 "for one flat code."
             )
         levels = [(groups, k_outer), (size, k_inner)]
-        return cls(n, levels, field, systematic=systematic)
+        return cls(n, levels, field, systematic=systematic, decoding=decoding)
 
     # -- facts -----------------------------------------------------------------------
     @property
@@ -410,6 +444,23 @@ class HierarchicalCode(Code):
             done[check_int(worker, "worker", min_value=0, max_value=self.n - 1)] = True
         return done
 
+    def _peel(self, done: np.ndarray) -> np.ndarray:
+        """Known cells of the ``(n_0, n_1)`` grid after row/column decoding."""
+        (n0, k0), (n1, k1) = self.levels
+        known = done.reshape(n0, n1).copy()
+        while True:
+            rows = known.sum(axis=1) >= k1
+            cols = known.sum(axis=0) >= k0
+            grown = known | rows[:, None] | cols[None, :]
+            if (grown == known).all():
+                return known
+            known = grown
+
+    def _decodable(self, done: np.ndarray) -> bool:
+        if self.decoding == "product":
+            done = self._peel(done).ravel()
+        return bool(self._counts(done)[-1] >= self.levels[0][1])
+
     def is_decodable(self, workers: Iterable[int]) -> bool:
         """Whether whole results from `workers` decode (every group rule holds).
 
@@ -422,7 +473,7 @@ class HierarchicalCode(Code):
         -------
         bool
         """
-        return bool(self._counts(self._done(workers))[-1] >= self.levels[0][1])
+        return self._decodable(self._done(workers))
 
     def explain(self, workers: Iterable[int]) -> str:
         """Say which groups decode from `workers` and what the decode lacks.
@@ -437,7 +488,10 @@ class HierarchicalCode(Code):
         str
             One clause per level, innermost first.
         """
-        done = self._done(workers)
+        received = self._done(workers)
+        done = received
+        if self.decoding == "product":
+            done = self._peel(received).ravel()
         clauses = []
         for depth, count in zip(
             range(len(self.levels) - 1, -1, -1), self._counts(done), strict=True
@@ -455,8 +509,10 @@ class HierarchicalCode(Code):
                     f"{len(ok)} of the {flat.size} level-{depth} groups decode "
                     f"(each needs k_{depth}={k} of its {size} members): {_brief(ok)}"
                 )
-        missing = np.flatnonzero(~done).tolist()
-        head = f"{int(done.sum())} of {self.n} results, missing {_brief(missing)}"
+        missing = np.flatnonzero(~received).tolist()
+        head = f"{int(received.sum())} of {self.n} results, missing {_brief(missing)}"
+        if self.decoding == "product":
+            head += f"; {int(done.sum())} known after decoding across groups"
         return head + "; " + "; ".join(clauses) + "."
 
     # -- encoding ----------------------------------------------------------------------
@@ -689,7 +745,7 @@ class HierarchicalCode(Code):
         field = "None" if self._p is None else str(self._p)
         return (
             f"HierarchicalCode(n={self.n}, levels={self.levels}, field={field}, "
-            f"systematic={self.systematic})"
+            f"systematic={self.systematic}, decoding={self.decoding!r})"
         )
 
 
@@ -761,6 +817,9 @@ class HierarchicalDecoder(Decoder):
     def _complete(self, worker: int) -> None:
         """Count `worker`'s whole result up the levels while groups become decoded."""
         self._done[worker] = True
+        if self._code.decoding == "product":
+            self._decodable = self._code._decodable(self._done)
+            return
         for depth in range(len(self._spans) - 1, -1, -1):
             node = worker // self._spans[depth]
             self._members[depth][node] += 1
@@ -809,17 +868,20 @@ class HierarchicalDecoder(Decoder):
             usable = -np.sort(-usable, axis=-1)[..., :k].sum(axis=-1)
         return int(usable), code.min_results
 
-    def _plan(self) -> list[dict[tuple[int, ...], tuple[int, ...]]]:
+    def _plan(
+        self, done: np.ndarray | None = None
+    ) -> list[dict[tuple[int, ...], tuple[int, ...]]]:
         """Per depth (outermost first): node digits -> the members its decode uses."""
         code = self._code
-        counts = self._code._counts(self._done)[::-1]  # outermost first
+        done = self._done if done is None else done
+        counts = self._code._counts(done)[::-1]  # outermost first
         plan: list[dict[tuple[int, ...], tuple[int, ...]]] = []
         nodes: list[tuple[int, ...]] = [()]
         for depth, (_, k) in enumerate(code.levels):
             decoded = (
                 counts[depth + 1] >= code.levels[depth + 1][1]
                 if depth + 1 < len(code.levels)
-                else self._done.reshape(code._sizes)
+                else done.reshape(code._sizes)
             )
             chosen = {}
             for node in nodes:
@@ -866,13 +928,16 @@ class HierarchicalDecoder(Decoder):
                 "the results do not decode (each group needs k_l decoded members): "
                 + code.explain(np.flatnonzero(self._done))
             )
-        plan = self._plan()
         R = context.rows * context.c
-        workers = np.flatnonzero(self._done)
+        leaves = {w: self._values[w].reshape(-1, R) for w in np.flatnonzero(self._done)}
+        done = self._done
+        if code.decoding == "product":
+            done, leaves = self._fill(leaves)
+        plan = self._plan(done)
+        workers = np.flatnonzero(done)
         digits = np.stack(np.unravel_index(workers, code._sizes), axis=1).tolist()
         values = {  # leaf digits -> (E, R) block values, E = prod ell_l
-            tuple(d): self._values[w].reshape(-1, R)
-            for d, w in zip(digits, workers.tolist(), strict=True)
+            tuple(d): leaves[w] for d, w in zip(digits, workers.tolist(), strict=True)
         }
         for depth in range(len(code.levels) - 1, -1, -1):
             values = self._decode_depth(depth, plan[depth], values, R)
@@ -881,6 +946,50 @@ class HierarchicalDecoder(Decoder):
         if context.is_vector:
             product = product[:, 0]
         return fields.lift(np.ascontiguousarray(product), context.output, code.p)
+
+    def _fill(
+        self, leaves: dict[int, np.ndarray]
+    ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """Product decoding: fill the grid's cells by row and column decodes.
+
+        A cell's value is ``(ell_0, ell_1, R)``: rows decode along the inner
+        code (level 1) for every outer sub-block, columns along the outer code
+        (level 0) for every inner sub-block.
+        """
+        code, p = self._code, self._code.p
+        (n0, k0), (n1, k1) = code.levels
+        outer, inner = code._levels
+        cells = {w: v.reshape(outer.ell, inner.ell, -1) for w, v in leaves.items()}
+        known = self._done.reshape(n0, n1).copy()
+        changed = True
+        while changed:
+            changed = False
+            for g in range(n0):
+                have = np.flatnonzero(known[g])
+                if k1 <= have.size < n1:
+                    S = tuple(have[:k1].tolist())
+                    rhs = np.concatenate(
+                        [cells[g * n1 + i].transpose(1, 0, 2) for i in S]
+                    ).reshape(k1 * inner.ell, -1)
+                    Z = code._solve(1, S, rhs)  # (K_1, ell_0 R)
+                    for i in np.flatnonzero(~known[g]).tolist():
+                        cell = fields.matmul(inner.G[inner.rows((i,))], Z, p)
+                        cells[g * n1 + i] = cell.reshape(
+                            inner.ell, outer.ell, -1
+                        ).transpose(1, 0, 2)
+                    known[g], changed = True, True
+            for i in range(n1):
+                have = np.flatnonzero(known[:, i])
+                if k0 <= have.size < n0:
+                    T = tuple(have[:k0].tolist())
+                    rhs = np.concatenate([cells[g * n1 + i] for g in T])
+                    W = code._solve(0, T, rhs.reshape(k0 * outer.ell, -1))
+                    for g in np.flatnonzero(~known[:, i]).tolist():
+                        cell = fields.matmul(outer.G[outer.rows((g,))], W, p)
+                        cells[g * n1 + i] = cell.reshape(outer.ell, inner.ell, -1)
+                    known[:, i], changed = True, True
+        E = outer.ell * inner.ell
+        return known.ravel(), {w: v.reshape(E, -1) for w, v in cells.items()}
 
     def _decode_depth(
         self,

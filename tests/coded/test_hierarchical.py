@@ -180,3 +180,61 @@ def test_repair_rebuilds_lost_shares(field):
         np.testing.assert_allclose(rebuilt[w], lefts[w], rtol=0, atol=1e-11)
     with pytest.raises(DecodingError, match="cannot repair"):
         code.repair({w: lefts[w] for w in survivors[:3]}, [0])
+
+
+def _peeled(n0, k0, n1, k1, alive):
+    """Independent product-code rule: fill rows and columns until stable."""
+    known = np.zeros((n0, n1), dtype=bool)
+    known.flat[list(alive)] = True
+    while True:
+        before = known.copy()
+        for g in range(n0):
+            if known[g].sum() >= k1:
+                known[g] = True
+        for i in range(n1):
+            if known[:, i].sum() >= k0:
+                known[:, i] = True
+        if (known == before).all():
+            return (known.sum(axis=1) >= k1).sum() >= k0
+
+
+@given(
+    st.sampled_from([(3, 2, 3, 2), (4, 2, 3, 2), (4, 3, 4, 2), (5, 3, 2, 1)]),
+    st.data(),
+)
+def test_product_decoding_resolves_its_patterns_exactly(shape, data):
+    n0, k0, n1, k1 = shape
+    alive = sorted(data.draw(st.sets(st.integers(0, n0 * n1 - 1))))
+    code = HierarchicalCode(n0 * n1, [(n0, k0), (n1, k1)], P, decoding="product")
+    groups = HierarchicalCode(n0 * n1, [(n0, k0), (n1, k1)], P)
+    expected = _peeled(n0, k0, n1, k1, alive)
+    assert code.is_decodable(alive) == expected
+    assert expected or not groups.is_decodable(alive)  # it resolves more
+    rng = np.random.default_rng(len(alive))
+    A, B = rng.integers(-40, 40, (9, 2)), rng.integers(-40, 40, (2, 3))
+    dec = _run(code, A, B, alive)
+    if expected:
+        np.testing.assert_array_equal(dec.decode(), A @ B)
+    else:
+        with pytest.raises(DecodingError, match="known after decoding across"):
+            dec.decode()
+
+
+def test_product_decoding_beats_the_group_rule():
+    code = HierarchicalCode(9, [(3, 2), (3, 2)], P, decoding="product")
+    alive = [0, 1, 3, 7]  # row 0 full; rows 1 and 2 fill from the columns
+    assert code.is_decodable(alive)
+    assert not HierarchicalCode(9, [(3, 2), (3, 2)], P).is_decodable(alive)
+    A = np.arange(8).reshape(4, 2)
+    enc = code.encode_operands(A, [1, 2])
+    results = {w: code.multiply(enc.lefts[w], enc.right(w)) for w in alive}
+    np.testing.assert_array_equal(code.decode_results(enc, results), A @ [1, 2])
+
+
+@pytest.mark.parametrize(
+    ("levels", "field"), [([(3, 2), (3, 2)], None), ([(2, 1), (2, 1), (2, 1)], P)]
+)
+def test_product_decoding_needs_two_levels_over_gf_p(levels, field):
+    n = math.prod(s for s, _ in levels)
+    with pytest.raises(ValueError, match=r"decoding='product'.*use decoding='groups'"):
+        HierarchicalCode(n, levels, field, decoding="product")
