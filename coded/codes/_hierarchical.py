@@ -720,23 +720,27 @@ class HierarchicalCode(Code):
         )
 
     def _factor(self, depth: int, children: tuple[int, ...]) -> Any:
-        """Factorise ``G_depth[children]`` once (and its extreme singular values)."""
+        """Factorise ``G_depth[children]`` once: LU (reals) or the inverse (GF(p))."""
         key = (depth, children)
         factor = self._factors.get(key)
         if factor is None:
             level = self._levels[depth]
             M = level.G[level.rows(children)]
             if self._p is None:
-                sigma = np.linalg.svd(M, compute_uv=False)
-                extremes = (float(sigma[0]), float(sigma[-1]))
-                factor = (scipy.linalg.lu_factor(M, check_finite=False), extremes)
+                factor = scipy.linalg.lu_factor(M, check_finite=False)
             else:
-                factor = (fields.inverse_mod(M, self._p), (math.nan, math.nan))
+                factor = fields.inverse_mod(M, self._p)
             self._factors[key] = factor
         return factor
 
+    def _extremes(self, depth: int, children: tuple[int, ...]) -> tuple[float, float]:
+        """``(sigma_max, sigma_min)`` of ``G_depth[children]`` (reals)."""
+        level = self._levels[depth]
+        sigma = np.linalg.svd(level.G[level.rows(children)], compute_uv=False)
+        return float(sigma[0]), float(sigma[-1])
+
     def _solve(self, depth: int, children: tuple[int, ...], rhs: np.ndarray):
-        factor, _ = self._factor(depth, children)
+        factor = self._factor(depth, children)
         if self._p is None:
             return scipy.linalg.lu_solve(factor, rhs, check_finite=False)
         return fields.multiply_mod(factor, rhs, p=self._p)
@@ -904,7 +908,7 @@ class HierarchicalDecoder(Decoder):
             return math.nan
         bound = 1.0
         for depth, chosen in enumerate(self._plan()):
-            extremes = [self._code._factor(depth, s)[1] for s in set(chosen.values())]
+            extremes = [self._code._extremes(depth, s) for s in set(chosen.values())]
             top, bottom = max(e[0] for e in extremes), min(e[1] for e in extremes)
             bound *= top / bottom if bottom > 0 else math.inf
         return bound
