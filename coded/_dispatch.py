@@ -34,6 +34,8 @@ from theory.validation import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from distributed import Client
 
     from coded.runtime import MatmulHandle
@@ -181,7 +183,7 @@ class ExecutionOptions:
 
 
 def execution_options(
-    options: ExecutionOptions | None, fields: dict[str, Any], caller: str
+    options: ExecutionOptions | None, fields: Mapping[str, Any], caller: str
 ) -> ExecutionOptions:
     """Return `options` (default: the defaults) updated with keyword `fields`."""
     return replace_options(options, ExecutionOptions, fields, caller)

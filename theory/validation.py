@@ -15,7 +15,7 @@ import math
 import numbers
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -381,7 +381,7 @@ Options = TypeVar("Options", bound="DataclassInstance")
 
 
 def replace_options(
-    options: Options | None, kind: type[Options], fields: dict[str, Any], caller: str
+    options: Options | None, kind: type[Options], fields: Mapping[str, Any], caller: str
 ) -> Options:
     """Return `options` (default: ``kind()``) with the keyword `fields` replaced.
 
@@ -392,7 +392,7 @@ def replace_options(
     kind : type
         A dataclass of options whose fields all have defaults (validated in its
         ``__post_init__``, which runs again on the replaced copy).
-    fields : dict
+    fields : mapping
         The caller's ``**keywords``: fields of `kind` to replace.
     caller : str
         The public function's name, for the messages.
