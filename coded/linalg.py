@@ -36,7 +36,7 @@ from coded._dispatch import ExecutionOptions, execution_options
 from coded._placed import PlacedOperand, matmul_placed
 from coded._result import MatmulResult
 from theory.rng import as_generator
-from theory.validation import check_int, check_real
+from theory.validation import check_int, check_real, non_finite_message
 
 __all__ = ["IterationRecord", "IterativeResult", "lstsq_gd", "power_method"]
 
@@ -280,7 +280,7 @@ def _vector(value: Any, name: str, size: int) -> np.ndarray:
     if array.shape != (size,):
         raise ValueError(f"`{name}` must have shape ({size},), got {array.shape}.")
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"`{name}` must be finite (no NaN or inf).")
+        raise ValueError(non_finite_message(array, name))
     return array
 
 
