@@ -34,7 +34,13 @@ from numpy.typing import ArrayLike
 
 from coded._deprecation import data_first, renamed_keyword
 from coded._dispatch import ExecutionOptions, execution_options
-from coded.codes.interface import GRADIENT_SCHEMES, GradientScheme, WorkerShare
+from coded.codes.interface import (
+    GRADIENT_SCHEMES,
+    Construction,
+    GradientScheme,
+    GradientSchemeName,
+    WorkerShare,
+)
 from theory.rng import as_generator
 from theory.validation import check_int, check_real
 
@@ -270,10 +276,10 @@ def place_gradient_data(
     grad: Callable[[Any, np.ndarray], ArrayLike],
     *,
     client: Client,
-    scheme: str = "coded",
+    scheme: GradientSchemeName = "coded",
     n: int | None = None,
     s: int = 1,
-    construction: str = "stable",
+    construction: Construction = "stable",
 ) -> GradientPlacement:
     """Split `data` into ``n`` partitions and place each worker's share once.
 
@@ -574,10 +580,10 @@ def coded_gradient_descent(
     x0: ArrayLike,
     *,
     client: Client,
-    scheme: str = "coded",
+    scheme: GradientSchemeName = "coded",
     n: int | None = None,
     s: int = 1,
-    construction: str = "stable",
+    construction: Construction = "stable",
     **descent: Any,
 ) -> GradientDescentResult:
     """Place `data`, run :func:`gradient_descent`, release the placement.

@@ -101,3 +101,30 @@ def test_the_options_of_coded_matmul_count():
 
     required = _required(coded.coded_matmul)
     assert {"verify", "check", "output", "stragglers", "timeout", "rng"} <= required
+
+
+FREE_TEXT = {"name", "instead", "verification"}  # any text: not a choice
+
+
+def _string_options(obj):
+    """Parameters with a string default whose annotation is a plain ``str``."""
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return []
+    return [
+        name
+        for name, parameter in signature.parameters.items()
+        if isinstance(parameter.default, str)
+        and not name.startswith("_")
+        and name not in FREE_TEXT
+        and re.fullmatch(r"str( \| None)?", str(parameter.annotation))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "obj"), ENTRY_POINTS, ids=[n for n, _ in ENTRY_POINTS]
+)
+def test_string_options_are_typed_with_literal(name, obj):
+    loose = _string_options(obj)
+    assert not loose, f"{name}: {loose} are typed str, not a Literal of their values"
