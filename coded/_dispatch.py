@@ -584,7 +584,7 @@ def _check_correctable(code: Code, check: str, verify: str) -> None:
     if verify != "correct" or isinstance(code, LTCode):
         return
     n, k = int(code.n), int(code.recovery_threshold)
-    if n == k:
+    if n <= k:
         raise ValueError(
             "`verify='correct'` decodes around a wrong result with a spare "
             f"worker's, and {type(code).__name__}(n={n}) has none: every one of "
@@ -598,7 +598,8 @@ def _check_correctable(code: Code, check: str, verify: str) -> None:
             "`check='redundancy'` locates a wrong result among k + 2 results, so "
             f"verify='correct' with it needs n - k >= 2 spare workers, got n={n}, "
             f"k={k} ({type(code).__name__}). Use check='freivalds' (one spare "
-            f"suffices), a smaller k (k <= {n - 2}), or more workers."
+            f"suffices), {f'a smaller k (k <= {n - 2}), ' if n > 2 else ''}or more "
+            "workers."
         )
 
 
