@@ -34,6 +34,8 @@ from theory.validation import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from distributed import Client
 
     from coded.runtime import MatmulHandle
@@ -181,7 +183,7 @@ class ExecutionOptions:
 
 
 def execution_options(
-    options: ExecutionOptions | None, fields: dict[str, Any], caller: str
+    options: ExecutionOptions | None, fields: Mapping[str, Any], caller: str
 ) -> ExecutionOptions:
     """Return `options` (default: the defaults) updated with keyword `fields`."""
     return replace_options(options, ExecutionOptions, fields, caller)
@@ -582,14 +584,22 @@ def _check_correctable(code: Code, check: str, verify: str) -> None:
     if verify != "correct" or isinstance(code, LTCode):
         return
     n, k = int(code.n), int(code.recovery_threshold)
-    spares = 2 if check == "redundancy" else 1
-    if n - k < spares:
+    if n <= k:
         raise ValueError(
-            f"`verify='correct'` with check={check!r} decodes without a wrong "
-            f"worker, so it needs n - k >= {spares} (n >= {k + spares} workers for "
-            f"a recovery threshold k={k}), got {type(code).__name__} with n={n}; "
-            "add workers or redundancy (scheme='mds' with k < n), or use "
-            "verify='detect'."
+            "`verify='correct'` decodes around a wrong result with a spare "
+            f"worker's, and {type(code).__name__}(n={n}) has none: every one of "
+            f"its n = k = {k} results is needed. Use a coded scheme with k < n "
+            "(scheme='mds', whose default is k = floor(3n/4), or "
+            "scheme='replication'), or verify='detect', which checks every result "
+            "and raises InconsistentResultsError naming a wrong one."
+        )
+    if check == "redundancy" and n - k < 2:
+        raise ValueError(
+            "`check='redundancy'` locates a wrong result among k + 2 results, so "
+            f"verify='correct' with it needs n - k >= 2 spare workers, got n={n}, "
+            f"k={k} ({type(code).__name__}). Use check='freivalds' (one spare "
+            f"suffices), {f'a smaller k (k <= {n - 2}), ' if n > 2 else ''}or more "
+            "workers."
         )
 
 

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from dask.array import Array as DaskArray
     from matplotlib.axes import Axes
+    from numpy.typing import NDArray
 
 __all__ = ["STAGES", "MatmulResult", "TaskRecord"]
 
@@ -57,8 +59,9 @@ class MatmulResult:
 
     Parameters
     ----------
-    product : array
-        ``A @ B`` (a vector when B is one; integers when computed over GF(p)).
+    product : numpy.ndarray or dask.array.Array
+        ``A @ B`` (a vector when B is one; integers when computed over GF(p));
+        a ``dask.array`` with ``output="dask"``.
     scheme : str
         The scheme's name (``"mds"``, ..., or the code's class name).
     n, k : int
@@ -120,7 +123,7 @@ class MatmulResult:
     so a stored result can be inspected without a cluster.
     """
 
-    product: Any
+    product: NDArray[Any] | DaskArray
     scheme: str
     n: int
     k: int

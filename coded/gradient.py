@@ -27,14 +27,21 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from coded._deprecation import data_first, renamed_keyword
 from coded._dispatch import ExecutionOptions, execution_options
-from coded.codes.interface import GRADIENT_SCHEMES, GradientScheme, WorkerShare
+from coded._keywords import ExecutionKeywords
+from coded.codes.interface import (
+    GRADIENT_SCHEMES,
+    Construction,
+    GradientScheme,
+    GradientSchemeName,
+    WorkerShare,
+)
 from theory.rng import as_generator
 from theory.validation import check_int, check_real
 
@@ -182,7 +189,7 @@ class GradientPlacement:
         params: ArrayLike,
         *,
         options: ExecutionOptions | None = None,
-        **option_fields: Any,
+        **option_fields: Unpack[ExecutionKeywords],
     ) -> GradientStep:
         """Compute the full gradient at `params` on the cluster (one step).
 
@@ -197,7 +204,13 @@ class GradientPlacement:
             returns). The gradient comes to the client (``output="numpy"``) and
             has no result check (``verify="correct"`` raises).
         **option_fields
-            Fields of :class:`coded.ExecutionOptions` as keywords.
+            Fields of :class:`coded.ExecutionOptions` as keywords; they override
+            those of `options`:
+        stragglers, timeout, rng : optional
+            Keyword options, as in `options`.
+        output, verify, check : optional
+            Keyword options: ``output="numpy"`` only, ``verify`` ``"detect"``
+            or ``"off"`` (a gradient has no result check to run).
 
         Returns
         -------
@@ -270,10 +283,10 @@ def place_gradient_data(
     grad: Callable[[Any, np.ndarray], ArrayLike],
     *,
     client: Client,
-    scheme: str = "coded",
+    scheme: GradientSchemeName = "coded",
     n: int | None = None,
     s: int = 1,
-    construction: str = "stable",
+    construction: Construction = "stable",
 ) -> GradientPlacement:
     """Split `data` into ``n`` partitions and place each worker's share once.
 
@@ -482,7 +495,7 @@ def gradient_descent(
     callback: Callable[[StepRecord, np.ndarray], bool | None] | None = None,
     update: Callable[[np.ndarray, np.ndarray, int], Any] | None = None,
     options: ExecutionOptions | None = None,
-    **option_fields: Any,
+    **option_fields: Unpack[ExecutionKeywords],
 ) -> GradientDescentResult:
     r"""Gradient descent with distributed (coded) gradients on a placement.
 
@@ -515,7 +528,10 @@ def gradient_descent(
         step may wait for a decodable set of returns), as in
         :meth:`GradientPlacement.gradient`.
     **option_fields
-        Fields of :class:`coded.ExecutionOptions` as keywords.
+        Fields of :class:`coded.ExecutionOptions` as keywords; they override
+        those of `options`:
+    stragglers, timeout, rng, output, verify, check : optional
+        Keyword options, as in :meth:`GradientPlacement.gradient`.
 
     Returns
     -------
@@ -574,10 +590,10 @@ def coded_gradient_descent(
     x0: ArrayLike,
     *,
     client: Client,
-    scheme: str = "coded",
+    scheme: GradientSchemeName = "coded",
     n: int | None = None,
     s: int = 1,
-    construction: str = "stable",
+    construction: Construction = "stable",
     **descent: Any,
 ) -> GradientDescentResult:
     """Place `data`, run :func:`gradient_descent`, release the placement.

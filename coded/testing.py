@@ -23,8 +23,6 @@ import itertools
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as nps
 
 from coded.codes import (
     Code,
@@ -35,6 +33,14 @@ from coded.codes import (
     UncodedCode,
 )
 from coded.codes.interface import FieldLike
+from theory.validation import check_installed
+
+try:
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as nps
+except ImportError:
+    check_installed(["hypothesis"], extra="dev", needed_by="`coded.testing`")
+    raise
 
 __all__ = [
     "batch_splits",

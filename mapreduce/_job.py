@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mapreduce._network import model_prefers_coded
+from mapreduce._network import Delivery, model_prefers_coded
 from mapreduce._options import MapReduceOptions, mapreduce_options
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import plan_shuffle, verify_plan
@@ -320,7 +320,7 @@ def run_coded_maps(
     K: int,
     r: int,
     q: int,
-    delivery: str = "unicast",
+    delivery: Delivery = "unicast",
     client: Client | None = None,
     timeout: float = 600.0,
     progress: bool = False,

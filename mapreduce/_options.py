@@ -11,7 +11,12 @@ from typing import Any, Literal
 
 from mapreduce._emulator import check_bandwidth
 from mapreduce._network import DELIVERIES
-from theory.validation import check_real, replace_options, warn_renamed
+from theory.validation import (
+    check_installed,
+    check_real,
+    replace_options,
+    warn_renamed,
+)
 
 __all__ = ["OUTPUTS", "MapReduceOptions", "mapreduce_options", "worker_addresses"]
 
@@ -79,6 +84,13 @@ class MapReduceOptions:
             )
         if self.output not in OUTPUTS:
             raise ValueError(f"`output` must be one of {OUTPUTS}, got {self.output!r}.")
+        if self.output == "dataframe":  # a dask.dataframe: pandas and pyarrow
+            check_installed(
+                ["pandas", "pyarrow"],
+                extra="dataframe",
+                needed_by="`output='dataframe'`",
+                instead="pass output='dict' or 'bag'",
+            )
         fields = {
             "timeout": check_real(
                 self.timeout, "timeout", min_value=0.0, strict_min=True

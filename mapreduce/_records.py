@@ -6,11 +6,16 @@ Defined below both the job API (``mapreduce._job``) and its Dask execution
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mapreduce._plan import ShufflePlan
+
+if TYPE_CHECKING:
+    from dask.bag import Bag
+    from dask.dataframe import DataFrame
 
 __all__ = ["MapReduceRecord", "MapReduceResult", "plan_record_fields"]
 
@@ -139,7 +144,7 @@ class MapReduceResult:
         Loads, bytes and stage times.
     """
 
-    output: Any
+    output: dict[Hashable, Any] | Bag | DataFrame
     record: MapReduceRecord
 
 

@@ -18,7 +18,15 @@ from coded.codes._freivalds import (
     transposed_checks,
 )
 from coded.codes._generators import real_generator
-from coded.codes._gradient_schemes import GRADIENT_SCHEMES, GradientScheme, WorkerShare
+from coded.codes._gradient import Construction as Construction  # a Literal
+from coded.codes._gradient_schemes import (
+    GRADIENT_SCHEMES,
+    GradientScheme,
+    WorkerShare,
+)
+from coded.codes._gradient_schemes import (
+    GradientSchemeName as GradientSchemeName,  # a Literal
+)
 from coded.codes._rateless import RatelessContext
 from coded.codes._transpose import TransposedContext
 from coded.codes._units import UnitContext
