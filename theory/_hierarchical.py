@@ -31,6 +31,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import scipy.integrate
@@ -369,6 +370,42 @@ def _gather(
     return processed[..., -1] + k * receive + decode
 
 
+def _product_decodable(
+    known: np.ndarray, layout: tuple[tuple[int, int], ...]
+) -> np.ndarray:
+    """Tell per trial whether known cells ``(trials, n_0, n_1)`` decode (peeling)."""
+    (n0, k0), (n1, k1) = layout
+    for _ in range(n0 + n1 + 1):  # each round fills a row or a column, or stops
+        rows = known.sum(axis=2) >= k1
+        cols = known.sum(axis=1) >= k0
+        grown = known | rows[:, :, None] | cols[:, None, :]
+        if (grown == known).all():
+            break
+        known = grown
+    return (known.sum(axis=2) >= k1).sum(axis=1) >= k0
+
+
+def _product_finish(
+    times: np.ndarray, layout: tuple[tuple[int, int], ...]
+) -> np.ndarray:
+    """Finishing time of product decoding per trial (rows of `times`, ``(t, n)``)."""
+    trials, n = times.shape
+    order = np.argsort(times, axis=1)
+    rank = np.empty_like(order)
+    rank[np.arange(trials)[:, None], order] = np.arange(n)
+    (n0, _), (n1, _) = layout
+    K = math.prod(k for _, k in layout)
+    low = np.full(trials, K - 1)  # fewer than K results never decode
+    high = np.full(trials, n - 1 - math.prod(s - k + 1 for s, k in layout) + 1)
+    while (low < high).any():  # smallest j: the first j + 1 finishers decode
+        mid = (low + high) // 2
+        known = (rank <= mid[:, None]).reshape(trials, n0, n1)
+        ok = _product_decodable(known, layout)
+        high = np.where(ok, mid, high)
+        low = np.where(ok, low, mid + 1)
+    return np.take_along_axis(np.sort(times, axis=1), low[:, None], axis=1)[:, 0]
+
+
 def simulate_hierarchical(
     levels: Sequence[tuple[int, int]],
     *,
@@ -377,6 +414,7 @@ def simulate_hierarchical(
     trials: int = 10_000,
     costs: RuntimeCosts | None = None,
     product_bytes: float = 0.0,
+    decoding: Literal["groups", "product"] = "groups",
     rng: RngLike = None,
 ) -> SimulationResult:
     """Monte Carlo latency of a multi-level code, with the runtime's costs if given.
@@ -395,6 +433,11 @@ def simulate_hierarchical(
         latency alone, whose mean is :func:`expected_latency_hierarchical`.
     product_bytes : float
         Product size for the costs.
+    decoding : {"groups", "product"}
+        ``"product"`` (two levels, no costs): the job ends when the finished
+        workers decode by rows and columns of the grid (the product-code
+        decoder of ``coded.HierarchicalCode(..., decoding="product")``), found
+        per job by bisection over its sorted finishing times.
     rng : Generator, int or None
         Seed.
 
@@ -415,6 +458,14 @@ def simulate_hierarchical(
     if costs is not None and not isinstance(costs, RuntimeCosts):
         raise TypeError(f"`costs` must be a RuntimeCosts, got {type(costs).__name__}.")
     product_bytes = check_real(product_bytes, "product_bytes", min_value=0.0)
+    if decoding not in ("groups", "product"):
+        raise ValueError(f"`decoding` must be 'groups' or 'product', got {decoding!r}.")
+    if decoding == "product" and (len(layout) != 2 or costs is not None):
+        raise ValueError(
+            "`decoding='product'` simulates a two-level code without costs, got "
+            f"{len(layout)} level(s){' and costs' if costs is not None else ''}; "
+            "use decoding='groups'."
+        )
     sizes = [size for size, _ in layout]
     n, K = math.prod(sizes), math.prod(k for _, k in layout)
     steps = []  # (k, send, receive per message, decode) per depth
@@ -435,6 +486,9 @@ def simulate_hierarchical(
     for start in range(0, trials, rows):
         stop = min(trials, start + rows)
         ready = (a + generator.standard_exponential((stop - start, n)) / mu) / K
+        if decoding == "product":
+            out[start:stop] = _product_finish(ready, layout)
+            continue
         ready = ready.reshape([stop - start, *sizes])
         for k, send, receive, decode in reversed(steps):
             if costs is None:

@@ -62,6 +62,33 @@ def test_simulator_matches_the_exact_latency(levels, trials):
     assert sim.trials == trials
 
 
+def test_product_decoding_latency_by_brute_force():
+    """Same draws: the first prefix of finishers that the product decoder takes."""
+    from coded import HierarchicalCode
+
+    levels, trials, seed = [(4, 3), (3, 2)], 40, 11
+    code = HierarchicalCode(12, levels, 65537, decoding="product")
+    X = np.random.default_rng(seed).standard_exponential((trials, 12))
+    times = (1.0 + X / 2.0) / 6
+    expected = []
+    for row in times:
+        order = np.argsort(row)
+        j = next(j for j in range(12) if code.is_decodable(order[: j + 1].tolist()))
+        expected.append(row[order[j]])
+    sim = simulate_hierarchical(
+        levels, a=1.0, mu=2.0, trials=trials, rng=seed, decoding="product"
+    )
+    assert sim.mean == pytest.approx(np.mean(expected), rel=1e-12)
+
+
+def test_product_decoding_sits_between_the_group_rule_and_a_flat_code():
+    kwargs = {"a": 1.0, "mu": 1.0, "trials": 3000, "rng": 5}
+    groups = simulate_hierarchical([(8, 7), (8, 7)], **kwargs)
+    product = simulate_hierarchical([(8, 7), (8, 7)], decoding="product", **kwargs)
+    flat = simulate_hierarchical([(64, 49)], **kwargs)  # the same draws
+    assert groups.mean > product.mean > flat.mean
+
+
 def test_costs_on_the_critical_path_without_stragglers():
     """mu -> inf: every worker ends at a / K; a node's sends and receives queue."""
     s = 1e-3
@@ -129,6 +156,10 @@ def test_fit_recovers_the_constants():
             "levels",
         ),
         (lambda: simulate_hierarchical([(4, 2)], a=1, mu=0), "mu"),
+        (
+            lambda: simulate_hierarchical([(4, 2)], a=1, mu=1, decoding="product"),
+            "two-level",
+        ),
         (lambda: fit_runtime_costs([[(4, 2)]], [1.0], product_bytes=1.0), "at least 4"),
     ],
 )
