@@ -274,19 +274,19 @@ def test_redundancy_checks_results_against_each_other(client, field):
 
 
 @pytest.mark.parametrize(
-    ("scheme", "k", "check", "needed"),
+    ("scheme", "k", "check", "remedy"),
     [
-        ("uncoded", None, "freivalds", "n >= 7"),
-        ("mds", 6, "freivalds", "n >= 7"),
-        ("mds", 5, "redundancy", "n >= 7"),
-        ("uncoded", None, "auto", "n >= 7"),
+        ("uncoded", None, "freivalds", "UncodedCode.n=6. has none.*verify='detect'"),
+        ("mds", 6, "freivalds", "MDSCode.n=6. has none.*scheme='mds'"),
+        ("mds", 5, "redundancy", "n - k >= 2 spare workers.*k <= 4"),
+        ("uncoded", None, "auto", "every one of its n = k = 6 results is needed"),
     ],
 )
-def test_correct_without_spare_workers_says_how_many_are_needed(
-    client, scheme, k, check, needed
+def test_correct_without_spare_workers_says_what_would_help(
+    client, scheme, k, check, remedy
 ):
     A, x = _operands(None)
-    with pytest.raises(ValueError, match=f"`verify='correct'`.*{needed}"):
+    with pytest.raises(ValueError, match=f"verify='correct'.*{remedy}"):
         coded_matmul(
             A, x, scheme=scheme, n=6, k=k, client=client, verify="correct", check=check
         )
