@@ -434,6 +434,7 @@ def _draw_checks(placement: PlacedOperand, workers: Any = None) -> Any:
     vectors travel there.
     """
     from coded.codes.interface import (
+        RatelessContext,
         ShareChecks,
         TransposedContext,
         UnitContext,
@@ -444,9 +445,10 @@ def _draw_checks(placement: PlacedOperand, workers: Any = None) -> Any:
     from coded.runtime.interface import project_shares
 
     code, encoded = placement.code, placement.encoded
-    if not isinstance(encoded.context, UnitContext | TransposedContext):
+    context = encoded.context
+    if not isinstance(context, UnitContext | TransposedContext | RatelessContext):
         return None  # results that are not coded rows times B: not checked
-    p, rows = prime_of(code), encoded.context.rows
+    p, rows = prime_of(code), getattr(context, "rows", None)
     transposed = placement.is_transposed
     if workers is None and not placement._on_cluster:
         if transposed:

@@ -25,7 +25,14 @@ other side: worker i returns ``Y_i^T Yb`` for its share ``Y_i`` and y's blocks
 ``Yb``, so ``r`` has ``d`` entries (per unit) and ``c = Y_i r``
 (:func:`transposed_checks`).
 A piece may be projected where it lives (:func:`project_piece`, for products
-decoded on a worker): only ``r . Y`` and ``|Y|``'s column sums travel.
+decoded on a worker): only ``r . Y`` and ``|Y|``'s column sums and maxima travel.
+
+A check reports its *detection floor* (:class:`Verdict`): one entry of a piece
+off by more than twice its column's tolerance fails the check (``r`` is +-1 on
+every row, so the error moves ``r . Y_j`` by all of it, while the honest rounding
+and the client's own stay within the tolerance, the former except with
+probability ``FALSE_ALARM``), stated relative to the largest entry of the piece;
+0 over GF(p), where any one wrong entry fails.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ __all__ = [
     "Expected",
     "Projected",
     "ShareChecks",
+    "Verdict",
     "draw_vectors",
     "project_piece",
     "project_share",
@@ -58,6 +66,7 @@ FALSE_ALARM = 1e-12
 """Probability that an honest real piece fails its check (Hoeffding's bound)."""
 _Z = float(np.sqrt(2 * np.log(2 / FALSE_ALARM)))
 _U = np.finfo(np.float64).eps / 2
+_EMPTY = np.empty(0)
 
 
 def _gamma(terms: int, u: float = _U) -> float:
@@ -81,6 +90,8 @@ class Projected:
         ``r . Y_j`` per column (residues over GF(p)).
     size : numpy.ndarray, shape (c,)
         ``|Y_j|_1`` per column (reals; empty over GF(p)).
+    peak : numpy.ndarray, shape (c,)
+        ``max_k |Y_kj|`` per column (reals; empty over GF(p)).
     u : float
         Unit roundoff of ``Y``'s dtype (the worker's arithmetic).
     finite : bool
@@ -89,8 +100,30 @@ class Projected:
 
     ry: np.ndarray
     size: np.ndarray
+    peak: np.ndarray
     u: float
     finite: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """A piece's check: whether it passed, and the detection floor that applied.
+
+    Attributes
+    ----------
+    passed : bool
+        Whether the piece is taken as right (also ``bool(verdict)``).
+    floor : float
+        An error of one of its entries larger than this, relative to the
+        piece's largest entry, was certain to fail the check: 0.0 over GF(p);
+        ``inf`` for a piece nothing checked.
+    """
+
+    passed: bool
+    floor: float
+
+    def __bool__(self) -> bool:
+        return self.passed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -141,12 +174,19 @@ def project_piece(value: Any, r: np.ndarray, p: int | None) -> Projected:
     Y = value.reshape(value.shape[0], -1)
     if p is not None:
         ry = fields.matmul(r[None, :], np.mod(Y, p), p)[0]
-        return Projected(ry=ry, size=np.empty(0), u=0.0, finite=True)
+        return Projected(ry=ry, size=_EMPTY, peak=_EMPTY, u=0.0, finite=True)
     if Y.dtype.kind == "f" and not np.all(np.isfinite(Y)):
-        return Projected(ry=np.empty(0), size=np.empty(0), u=0.0, finite=False)
+        return Projected(ry=_EMPTY, size=_EMPTY, peak=_EMPTY, u=0.0, finite=False)
     u = float(np.finfo(Y.dtype).eps / 2) if Y.dtype.kind == "f" else _U
     Y = Y.astype(np.float64)
-    return Projected(ry=r @ Y, size=np.abs(Y).sum(axis=0), u=max(u, _U), finite=True)
+    magnitude = np.abs(Y)
+    return Projected(
+        ry=r @ Y,
+        size=magnitude.sum(axis=0),
+        peak=magnitude.max(axis=0, initial=0.0),
+        u=max(u, _U),
+        finite=True,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -181,7 +221,13 @@ class ShareChecks:
         return self.projections[(worker, start, stop)].r
 
     def passes(self, piece: Piece, right: Any, noise: Sequence[float] | None) -> bool:
-        """Whether `piece` is ``W @ right`` for its batch ``W`` (see module doc).
+        """Whether `piece` is ``W @ right`` for its batch (:meth:`verdict`)."""
+        return self.verdict(piece, right, noise).passed
+
+    def verdict(
+        self, piece: Piece, right: Any, noise: Sequence[float] | None
+    ) -> Verdict:
+        """Check `piece` against ``W @ right`` for its batch ``W`` (see module doc).
 
         Parameters
         ----------
@@ -197,18 +243,18 @@ class ShareChecks:
 
         Returns
         -------
-        bool
+        Verdict
         """
         projection = self.projections[(piece.worker, piece.start, piece.stop)]
         seen = piece.value
         if not isinstance(seen, Projected):
             seen = project_piece(seen, projection.r, self.p)
-        if not seen.finite:
-            return True  # the decoder refuses it, naming the worker (overflow)
+        if not seen.finite:  # the decoder refuses it, naming the worker (overflow)
+            return Verdict(passed=True, floor=np.inf)
         if not isinstance(right, Expected):
             right = _expect(projection, right, self.p)
         if self.p is not None:
-            return bool(np.array_equal(seen.ry, right.cb))
+            return Verdict(passed=bool(np.array_equal(seen.ry, right.cb)), floor=0.0)
         gap = np.abs(seen.ry - right.cb)
         rows, d = projection.r.size, right.d
         if noise is None:  # the worker's rounding, and that of c, bounded by s
@@ -220,7 +266,13 @@ class ShareChecks:
             + _gamma(rows) * seen.size
             + _gamma(d) * (right.cb_abs + right.sb_abs)
         )
-        return bool(np.all(gap <= tolerance))
+        # one entry off by e moves r . Y_j by e and the tolerance by gamma_rows e,
+        # while the honest part and the client's rounding stay within the
+        # tolerance: caught once (1 - gamma_rows) e > 2 tolerance
+        reach = 2 * float(np.max(tolerance, initial=0.0)) / (1 - _gamma(rows))
+        peak = float(np.max(seen.peak, initial=0.0))
+        floor = reach / peak if peak > 0 else (np.inf if reach > 0 else 0.0)
+        return Verdict(passed=bool(np.all(gap <= tolerance)), floor=floor)
 
     def expected(self, right: Any) -> dict[tuple[int, int, int], Expected]:
         """Return every batch's :class:`Expected` for a shared right operand.

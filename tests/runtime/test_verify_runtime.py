@@ -44,9 +44,24 @@ def test_a_wrong_worker_is_detected_then_corrected(client, field, error):
     _check(result.product, A, x, field)
     assert result.suspect_workers == (WRONG,)
     assert WRONG not in result.used_workers
-    # "auto": correct over the reals compares the spare results (it names
-    # errors down to the rounding bound); Freivalds checks everywhere else
-    assert result.verification == ("redundancy" if field is None else "freivalds")
+    assert result.verification == "freivalds"  # "auto": each result on its own
+    assert result.detection_floor == 0.0 if field else 0 < result.detection_floor < 1e-9
+
+
+@pytest.mark.parametrize("field", [None, 65537])
+def test_correct_returns_before_a_slow_worker_finishes(client, field):
+    """Every result passes its check: the call decodes from the fastest k and
+    cancels the slow worker's task while it still runs (no spare waited for)."""
+    A, x = _operands(field)
+    slow = Stragglers(delays={0: 30.0})  # woken when the call releases its keys
+    result = coded_matmul(
+        A, x, n=6, k=4, field=field, client=client, stragglers=slow, verify="correct"
+    )
+    _check(result.product, A, x, field)
+    assert 0 not in result.used_workers
+    (record,) = [task for task in result.tasks if task.worker == 0]
+    assert record.status == "cancelled"  # still running when the call decoded
+    assert result.cancelled_tasks >= 1
 
 
 @pytest.mark.parametrize("field", [None, 65537])
@@ -265,7 +280,11 @@ def test_redundancy_checks_results_against_each_other(client, field):
     with pytest.raises(InconsistentResultsError) as info:
         coded_matmul(A, x, stragglers=wrong, **kwargs)
     assert WRONG in info.value.suspect_workers
-    with place_operand(A, n=6, k=4, field=field, client=client) as placed:
+    # k + 2 = n: every worker is waited for, and the call says so
+    with (
+        place_operand(A, n=6, k=4, field=field, client=client) as placed,
+        pytest.warns(UserWarning, match="waits for all of them"),
+    ):
         fixed = coded_matmul(
             placed, x, stragglers=wrong, verify="correct", check="redundancy"
         )
