@@ -132,6 +132,25 @@ def test_where_no_check_applies_detect_says_so_and_correct_refuses(client):
         coded.ExecutionOptions(verify="sometimes")
 
 
+def test_rateless_rows_are_checked_and_a_wrong_one_names_its_worker(client):
+    A, x = _operands(None)
+    wrong = Stragglers(corrupt={WRONG: 1e-3})
+    fresh = {"scheme": "rateless", "n": 6, "client": client}
+    with pytest.raises(InconsistentResultsError) as info:
+        coded_matmul(A, x, stragglers=wrong, **fresh)
+    assert info.value.suspect_workers == (WRONG,)
+    with place_operand(A, scheme="rateless", n=6, client=client) as placed:
+        for target, kwargs in ((A, fresh), (placed, {})):
+            fixed = coded_matmul(
+                target, x, stragglers=wrong, verify="correct", **kwargs
+            )
+            _check(fixed.product, A, x, None)
+            assert fixed.verification == "freivalds"
+            assert fixed.suspect_workers == (WRONG,)
+            assert WRONG not in fixed.used_workers
+            assert 0 < fixed.detection_floor < 1e-9
+
+
 def _lazy(A):
     import dask.array as da
 
