@@ -66,7 +66,7 @@ TaskRecord = tuple[int, int, int, int, float, str, int]
 
 
 def tolerance(code: Code) -> int:
-    """Lost workers `code` survives whichever they are: ``n - k``."""
+    """Lost code workers (shares) `code` survives whichever they are: ``n - k``."""
     return int(code.n) - int(code.recovery_threshold)
 
 
@@ -565,13 +565,15 @@ class RunState:
         received, needed = self.decoder.progress
         failed = sorted(self.failed_workers())
         lost = {i: self.lost.get(i, "its task failed") for i in failed}
-        tolerated = tolerance(self.code)
+        tolerated, n = tolerance(self.code), len(self.addresses)
+        hosts = len(set(self.addresses))
+        held = f" on {hosts} Dask workers" if hosts < n else ""
         details = "; ".join(f"worker {i}: {reason}" for i, reason in lost.items())
         return NotEnoughResultsError(
             f"{why}: received {received} of the {needed} results needed "
             f"(from workers {list(self.used_workers)}; failed workers {failed}). "
-            f"The code tolerates {tolerated} lost of {len(self.addresses)} "
-            f"workers; lost {len(lost)}{': ' + details if details else ''}.",
+            f"The code tolerates {tolerated} lost of {n} shares (one per code "
+            f"worker{held}); lost {len(lost)}{': ' + details if details else ''}.",
             lost_workers=lost,
             tolerance=tolerated,
         )

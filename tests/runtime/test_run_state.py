@@ -200,7 +200,7 @@ def test_losses_beyond_tolerance_fail_before_the_timeout(run, data):
     error = fail.error
     assert isinstance(error, NotEnoughResultsError)
     assert "no decodable set of results can still arrive" in str(error)
-    assert f"The code tolerates {tolerance(run.code)} lost of {n} workers" in str(error)
+    assert f"The code tolerates {tolerance(run.code)} lost of {n} shares" in str(error)
     assert error.tolerance == tolerance(run.code)
     assert set(error.lost_workers) == lost
     assert all("left the cluster" in why for why in error.lost_workers.values())
