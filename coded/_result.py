@@ -114,11 +114,11 @@ class MatmulResult:
         check applies.
     detection_floor : float
         The detection floor that applied: an error of one entry of a used
-        result larger than this, relative to that result's largest entry, was
-        certain to fail its check (the largest over the used results;
-        docs/theory/verification.md#the-detection-floor). 0.0 over GF(p), where
-        checks are exact; ``inf`` if a used result went unchecked; NaN without
-        Freivalds checks (``verification`` ``"off"``, ``"redundancy"`` or
+        result larger than this, relative to that result's largest entry (its
+        coded unit's, with ``"redundancy"``), was certain to fail its check (the
+        largest over the used results; docs/theory/verification.md). 0.0 over
+        GF(p), where checks are exact; ``inf`` if a used result went unchecked;
+        NaN when nothing was checked (``verification`` ``"off"`` or
         ``"unchecked: ..."``).
     tasks : tuple of TaskRecord
         Every task of the run, in submission order (what :meth:`plot_timeline`

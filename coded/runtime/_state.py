@@ -310,9 +310,13 @@ class RunState:
         An error of one entry of a used piece larger than this, relative to the
         piece's largest entry, was certain to fail its check
         (:class:`~coded.codes.interface.Verdict`); ``inf`` if a used piece went
-        unchecked; NaN without a check or if the check gave no floor.
+        unchecked. Without a check, the decoder's own (its results compared
+        with each other: ``detection_floor`` of a decoder that verifies, once it
+        decoded); NaN if neither gave one.
         """
-        if self.check is None or not self.floors or any(map(math.isnan, self.floors)):
+        if self.check is None:
+            return float(getattr(self.decoder, "detection_floor", math.nan))
+        if not self.floors or any(map(math.isnan, self.floors)):
             return math.nan
         return max(self.floors)
 

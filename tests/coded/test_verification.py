@@ -13,7 +13,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from coded.codes import DEFAULT_PRIME, MDSCode, Piece, PolynomialCode
-from coded.codes._consistency import is_consistent, locate, row_noise, tolerance
+from coded.codes._consistency import (
+    detection_floor,
+    is_consistent,
+    locate,
+    row_noise,
+    tolerance,
+)
 from coded.codes._freivalds import project_piece, share_checks, transposed_checks
 from coded.codes._transpose import TransposedCode
 from coded.errors import DecodingError, InconsistentResultsError
@@ -368,6 +374,32 @@ def test_an_entry_off_by_more_than_the_floor_always_fails(
     assume(off > verdict.floor * np.abs(value).max())
     bad = Piece(worker=worker, start=0, stop=rows, value=wrong)
     assert not checks.verdict(bad, right, noise)
+
+
+@given(
+    spares=st.integers(1, 3),
+    K=st.integers(1, 4),
+    log_scale=st.integers(-30, 30),
+    seed=st.integers(0, 2**32 - 1),
+    data=st.data(),
+)
+def test_the_residual_catches_an_entry_off_by_more_than_its_floor(
+    spares, K, log_scale, seed, data
+):
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal((K + spares, K))
+    Y = G @ rng.standard_normal((K, 3)) * 10.0**log_scale
+    noise = np.full(3, 1e-15 * 10.0**log_scale)
+    floor = detection_floor(G, Y, None, noise)
+    assume(np.isfinite(floor))
+    assert is_consistent(G, Y, None, noise)
+    unit = data.draw(st.integers(0, K + spares - 1), label="unit")
+    column = data.draw(st.integers(0, 2), label="column")
+    sign = data.draw(st.sampled_from([-1.0, 1.0]), label="sign")
+    wrong = Y.copy()
+    wrong[unit, column] += sign * 1.5 * floor * np.abs(Y[unit]).max()
+    assume(abs(wrong[unit, column] - Y[unit, column]) > floor * np.abs(Y[unit]).max())
+    assert not is_consistent(G, wrong, None, noise)
 
 
 @given(data=st.data())

@@ -297,6 +297,7 @@ def test_redundancy_checks_results_against_each_other(client, field):
     honest = coded_matmul(A, x, **kwargs)
     _check(honest.product, A, x, field)
     assert honest.verification == "redundancy"
+    assert honest.detection_floor == 0.0 if field else 0 < honest.detection_floor < 1e-9
     # at least one result beyond k = 4 (results that arrive together are all used)
     assert len(honest.used_workers) >= 5
     with pytest.raises(InconsistentResultsError) as info:
