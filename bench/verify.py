@@ -57,8 +57,8 @@ WRONG, SLOW = 2, {6: 0.05, 7: 0.05}
 # (docs/theory/verification.md, "The detection floor"): a flip of bit b is a
 # relative error 2^(b - 52) of the largest entry; the redundancy residual with
 # k + 2 results needs about 3000 u of it, a Freivalds check of a 400-row batch
-# about 2^-34 (the records' detection_floor: the rows' median_floor).
-FLOOR_BITS = {"redundancy": 11, "freivalds": 18}
+# about 2^-36 (the records' detection_floor: the rows' median_floor).
+FLOOR_BITS = {"redundancy": 11, "freivalds": 16}
 ERRORS = {"1e-3": 1e-3, "1e-12": 1e-12, "bit flip": None}
 FIELDS = {"reals": None, "GF(65537)": 65537}
 

@@ -137,7 +137,7 @@ class ExecutionOptions:
         decodable set (two to correct) and decodes only if all agree with one
         product; no secret is drawn. Its detection floor over the reals is
         lower (about 3000 unit roundoffs of the result, where a Freivalds check
-        of a 400-row batch stops near 2^-34), but it waits for spare results in
+        of a 400-row batch stops near 2^-36), but it waits for spare results in
         every call; it warns when that means every worker (``n - k`` equal to
         the spares it needs). ``verify="correct"`` needs ``n - k >= 1`` spare
         workers with Freivalds checks, ``>= 2`` with redundancy (a named

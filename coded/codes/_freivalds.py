@@ -10,15 +10,18 @@ Over GF(p) ``r`` is uniform on the nonzero residues and the test is exact: a pie
 wrong in one entry always fails, and one wrong in several passes with probability
 at most ``1/(p - 1)`` per column. Over the reals ``r`` has independent
 random signs and the test allows for rounding **[derived]**
-(``docs/theory/verification.md``): the worker's entries err by at most
-``eta_j`` each (the code's per-column bound), so ``r . eta`` is a Rademacher sum,
-``|r . eta| <= sqrt(2 ln(2 / delta)) ||eta||_2 <= z sqrt(rows) eta_j`` except with
+(``docs/theory/verification.md``), so its reach grows with the rows it sums: the
+batch is split into groups of ``GROUP_ROWS`` consecutive rows, each checked on its
+own (``c_g = W_g^T r_g``: ``d`` numbers kept per group). Within a group of ``n``
+rows the worker's entries err by at most ``eta_j`` each (the code's per-column
+bound), so ``r_g . eta`` is a Rademacher sum,
+``|r_g . eta| <= sqrt(2 ln(2 / delta)) ||eta||_2 <= z sqrt(n) eta_j`` except with
 probability ``delta`` (Hoeffding; ``z = 7.4`` for ``delta = 1e-12``); the client's
-own dot products add ``gamma_rows |r| . |Y_j| + gamma_d (|c| + s) . |B_j|`` with
-``s = |W|^T |r|`` (Higham, Thm. 3.5). Without the code's bound (``noise`` None:
-shares encoded on the cluster, ``A.T @ y``) the worker's rounding enters
-deterministically instead, ``gamma_d(u_w) s . |B_j|`` in the workers' unit roundoff
-``u_w``, and the client's ``c`` adds ``gamma_rows s . |B_j|``.
+``fl(c_g)`` errs by at most ``gamma_n s_g`` (``s_g = |W_g|^T |r_g|``) and its own
+dot products add ``gamma_n |r_g| . |Y_gj| + gamma_d (|c_g| + s_g) . |B_j|``
+(Higham, Thm. 3.5). Without the code's bound (``noise`` None: shares encoded on
+the cluster, ``A.T @ y``) the worker's rounding enters deterministically instead,
+``gamma_d(u_w) s_g . |B_j|`` in the workers' unit roundoff ``u_w``.
 
 ``A.T @ y`` on the same shares (``coded.codes.TransposedCode``) is checked from the
 other side: worker i returns ``Y_i^T Yb`` for its share ``Y_i`` and y's blocks
@@ -42,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from coded.codes import _fields as fields
 from coded.codes._base import Piece
@@ -51,6 +55,7 @@ from theory.validation import is_sparse
 
 __all__ = [
     "FALSE_ALARM",
+    "GROUP_ROWS",
     "Expected",
     "Projected",
     "ShareChecks",
@@ -63,7 +68,11 @@ __all__ = [
 ]
 
 FALSE_ALARM = 1e-12
-"""Probability that an honest real piece fails its check (Hoeffding's bound)."""
+"""Probability that one group of an honest real piece fails (Hoeffding's bound)."""
+GROUP_ROWS = 64
+"""Rows per checked group over the reals: the floor grows as their square root,
+the client keeps ``d`` numbers per group (``1/GROUP_ROWS`` of the share) and
+computes ``c_g . B`` for each, ``1/GROUP_ROWS`` of the rows' product."""
 _Z = float(np.sqrt(2 * np.log(2 / FALSE_ALARM)))
 _U = np.finfo(np.float64).eps / 2
 _EMPTY = np.empty(0)
@@ -76,8 +85,27 @@ def _gamma(terms: int, u: float = _U) -> float:
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class _Projection:
     r: np.ndarray  # (rows,): +-1, or residues over GF(p)
-    c: np.ndarray  # (d,): W^T r
-    s: np.ndarray  # (d,): |W|^T |r| (reals; empty over GF(p))
+    c: np.ndarray  # (groups, d): W_g^T r_g
+    s: np.ndarray  # (groups, d): |W_g|^T |r_g| (reals; empty over GF(p))
+
+
+def _groups(r: np.ndarray, p: int | None) -> scipy.sparse.csr_array:
+    """Return `r` split into groups: a (groups, rows) matrix (one group over GF(p))."""
+    rows = r.size
+    size = rows if p is not None else GROUP_ROWS
+    indptr = np.minimum(np.arange(0, rows + size, size), rows) if rows else [0]
+    return scipy.sparse.csr_array(
+        (r, np.arange(rows), np.asarray(indptr)), shape=(len(indptr) - 1, rows)
+    )
+
+
+def _group_sizes(projection: _Projection) -> np.ndarray:
+    """Rows of each group, as a column (broadcasts over B's columns)."""
+    size = projection.r.size if projection.c.shape[0] == 1 else GROUP_ROWS
+    sizes = np.full(projection.c.shape[0], size)
+    if sizes.size:
+        sizes[-1] = projection.r.size - size * (sizes.size - 1)
+    return sizes[:, None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -86,10 +114,10 @@ class Projected:
 
     Attributes
     ----------
-    ry : numpy.ndarray, shape (c,)
-        ``r . Y_j`` per column (residues over GF(p)).
-    size : numpy.ndarray, shape (c,)
-        ``|Y_j|_1`` per column (reals; empty over GF(p)).
+    ry : numpy.ndarray, shape (groups, c)
+        ``r_g . Y_gj`` per group and column (residues over GF(p)).
+    size : numpy.ndarray, shape (groups, c)
+        ``|Y_gj|_1`` per group and column (reals; empty over GF(p)).
     peak : numpy.ndarray, shape (c,)
         ``max_k |Y_kj|`` per column (reals; empty over GF(p)).
     u : float
@@ -132,10 +160,10 @@ class Expected:
 
     Attributes
     ----------
-    cb : numpy.ndarray, shape (c,)
-        ``c . B_j`` (residues over GF(p)).
-    cb_abs, sb_abs : numpy.ndarray, shape (c,)
-        ``|c| . |B_j|`` and ``s . |B_j|`` (reals; empty over GF(p)).
+    cb : numpy.ndarray, shape (groups, c)
+        ``c_g . B_j`` (residues over GF(p)).
+    cb_abs, sb_abs : numpy.ndarray, shape (groups, c)
+        ``|c_g| . |B_j|`` and ``s_g . |B_j|`` (reals; empty over GF(p)).
     d : int
         Rows of B.
     """
@@ -149,8 +177,8 @@ class Expected:
 def _expect(projection: _Projection, right: Any, p: int | None) -> Expected:
     B = np.asarray(right).reshape(np.shape(right)[0], -1)
     if p is not None:
-        cb = fields.matmul(projection.c[None, :], B, p)[0]
-        return Expected(cb=cb, cb_abs=np.empty(0), sb_abs=np.empty(0), d=B.shape[0])
+        cb = fields.matmul(projection.c, B, p)
+        return Expected(cb=cb, cb_abs=_EMPTY, sb_abs=_EMPTY, d=B.shape[0])
     B = B.astype(np.float64)
     size = np.abs(B)
     return Expected(
@@ -168,21 +196,21 @@ def project_piece(value: Any, r: np.ndarray, p: int | None) -> Projected:
     --------
     >>> import numpy as np
     >>> project_piece(np.array([[1, 2], [3, 4]]), np.array([1, 2]), 5).ry.tolist()
-    [2, 0]
+    [[2, 0]]
     """
     value = np.asarray(value)
     Y = value.reshape(value.shape[0], -1)
     if p is not None:
-        ry = fields.matmul(r[None, :], np.mod(Y, p), p)[0]
+        ry = fields.matmul(r[None, :], np.mod(Y, p), p)
         return Projected(ry=ry, size=_EMPTY, peak=_EMPTY, u=0.0, finite=True)
     if Y.dtype.kind == "f" and not np.all(np.isfinite(Y)):
         return Projected(ry=_EMPTY, size=_EMPTY, peak=_EMPTY, u=0.0, finite=False)
     u = float(np.finfo(Y.dtype).eps / 2) if Y.dtype.kind == "f" else _U
     Y = Y.astype(np.float64)
-    magnitude = np.abs(Y)
+    magnitude, groups = np.abs(Y), _groups(r, p)
     return Projected(
-        ry=r @ Y,
-        size=magnitude.sum(axis=0),
+        ry=groups @ Y,
+        size=abs(groups) @ magnitude,
         peak=magnitude.max(axis=0, initial=0.0),
         u=max(u, _U),
         finite=True,
@@ -256,23 +284,24 @@ class ShareChecks:
         if self.p is not None:
             return Verdict(passed=bool(np.array_equal(seen.ry, right.cb)), floor=0.0)
         gap = np.abs(seen.ry - right.cb)
-        rows, d = projection.r.size, right.d
-        if noise is None:  # the worker's rounding, and that of c, bounded by s
-            worker = (_gamma(d, seen.u) + _gamma(rows)) * right.sb_abs
+        n, d = _group_sizes(projection), right.d
+        gamma_n = n * _U / (1 - n * _U)
+        if noise is None:  # the worker's rounding, bounded by s
+            worker = _gamma(d, seen.u) * right.sb_abs
         else:
-            worker = _Z * np.sqrt(rows) * np.asarray(noise)
+            worker = _Z * np.sqrt(n) * np.asarray(noise)
         tolerance = (
             worker
-            + _gamma(rows) * seen.size
-            + _gamma(d) * (right.cb_abs + right.sb_abs)
+            + gamma_n * (right.sb_abs + seen.size)  # fl(c_g), and r_g . Y_g
+            + _gamma(d) * (right.cb_abs + right.sb_abs)  # c_g . B_j
         )
-        # one entry off by e moves r . Y_j by e and the tolerance by gamma_rows e,
+        # one entry off by e moves r_g . Y_gj by e and the tolerance by gamma_n e,
         # while the honest part and the client's rounding stay within the
-        # tolerance: caught once (1 - gamma_rows) e > 2 tolerance
-        reach = 2 * float(np.max(tolerance, initial=0.0)) / (1 - _gamma(rows))
+        # tolerance: caught once (1 - gamma_n) e > 2 tolerance
+        reach = 2 * float(np.max(tolerance, initial=0.0)) / (1 - _gamma(GROUP_ROWS))
         peak = float(np.max(seen.peak, initial=0.0))
         floor = reach / peak if peak > 0 else (np.inf if reach > 0 else 0.0)
-        return Verdict(passed=bool(np.all(gap <= tolerance)), floor=floor)
+        return Verdict(passed=bool(np.all(gap <= tolerance)), floor=float(floor))
 
     def expected(self, right: Any) -> dict[tuple[int, int, int], Expected]:
         """Return every batch's :class:`Expected` for a shared right operand.
@@ -388,14 +417,20 @@ def project_share(
     `unit_rows`: project for ``A.T @ y`` instead: ``W`` is the share's units of
     that many rows, transposed and stacked.
     """
+    groups = _groups(r, p)
     if is_sparse(W):  # CSR rows of a sparse A (real codes)
-        return _Projection(r=r, c=W.T @ r, s=np.asarray(abs(W).sum(axis=0)).ravel())
+        c, s = groups @ W, abs(groups) @ abs(W)
+        return _Projection(r=r, c=_dense(c), s=_dense(s))
     W = np.asarray(W)
     if unit_rows is not None:
         units = transposed_units(W, unit_rows)
         W = units[0] if len(units) == 1 else np.concatenate(units)
     if p is not None:
-        c = fields.matmul(r[None, :], np.mod(W, p), p)[0]
-        return _Projection(r=r, c=c, s=np.empty(0))
+        c = fields.matmul(r[None, :], np.mod(W, p), p)
+        return _Projection(r=r, c=c, s=_EMPTY)
     W = W.astype(np.float64, copy=False)
-    return _Projection(r=r, c=r @ W, s=np.abs(W).sum(axis=0))
+    return _Projection(r=r, c=groups @ W, s=abs(groups) @ np.abs(W))
+
+
+def _dense(X: Any) -> np.ndarray:
+    return X.toarray() if is_sparse(X) else np.asarray(X)

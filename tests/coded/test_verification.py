@@ -342,7 +342,7 @@ def test_freivalds_never_flags_honest_real_pieces(d, rows, log_scale, seed):
 
 @given(
     d=st.integers(1, 200),
-    rows=st.integers(1, 100),
+    rows=st.integers(1, 200),
     log_scale=st.integers(-30, 30),
     seed=st.integers(0, 2**32 - 1),
     data=st.data(),
