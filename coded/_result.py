@@ -112,6 +112,14 @@ class MatmulResult:
         How the results were checked: ``"freivalds"``, ``"redundancy"``
         (``check="redundancy"``), ``"off"``, or ``"unchecked: <why>"`` where no
         check applies.
+    detection_floor : float
+        The detection floor that applied: an error of one entry of a used
+        result larger than this, relative to that result's largest entry (its
+        coded unit's, with ``"redundancy"``), was certain to fail its check (the
+        largest over the used results; docs/theory/verification.md). 0.0 over
+        GF(p), where checks are exact; ``inf`` if a used result went unchecked;
+        NaN when nothing was checked (``verification`` ``"off"`` or
+        ``"unchecked: ..."``).
     tasks : tuple of TaskRecord
         Every task of the run, in submission order (what :meth:`plot_timeline`
         draws).
@@ -140,6 +148,7 @@ class MatmulResult:
     predicted_seconds: float | None = None
     suspect_workers: tuple[int, ...] = ()
     verification: str = "off"
+    detection_floor: float = float("nan")
     tasks: tuple[TaskRecord, ...] = ()
 
     def __post_init__(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from coded.codes._fields import FieldLike, encode_product, multiply_real
 from coded.codes._freivalds import (
     ShareChecks,
+    Verdict,
     draw_vectors,
     project_piece,
     project_share,
@@ -39,6 +40,7 @@ __all__ = [
     "ShareChecks",
     "TransposedContext",
     "UnitContext",
+    "Verdict",
     "WorkerShare",
     "draw_vectors",
     "encode_product",

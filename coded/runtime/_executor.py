@@ -820,6 +820,7 @@ class MatmulHandle:
             units_used=state.decoder.units_used,
             suspect_workers=tuple(sorted(suspects)),
             verification=self._verification,
+            detection_floor=state.detection_floor,
             tasks=tuple(
                 TaskRecord(
                     worker=worker,
