@@ -7,12 +7,15 @@ execution is ``mapreduce._runtime``, imported inside the call (so that
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import pickle
 import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mapreduce._groups import group_inputs, map_inputs
 from mapreduce._network import model_prefers_coded
 from mapreduce._options import MapReduceOptions, mapreduce_options
 from mapreduce._placement import Placement, place_li
@@ -248,7 +251,16 @@ def run_mapreduce(
         if not callable(fn):
             raise TypeError(f"`{name}` must be callable, got {type(fn).__name__}.")
     options = mapreduce_options(options, deprecated, "run_mapreduce")
+    grouping = placement is None and not split and not _is_collection(files)
     placement = _resolve_placement(files, K, r, placement, split)
+    inputs_per_file = None
+    if grouping and options.group_bytes is not None:
+        batches = math.comb(placement.K, int(placement.r))
+        files, inputs_per_file = group_inputs(files, batches, options.group_bytes)
+        map_fn = functools.partial(map_inputs, map_fn)
+        placement = place_li(placement.K, int(placement.r), N=len(files))
+    elif not split and not _is_collection(files):
+        inputs_per_file = (1,) * len(files)
     if coded is None:
         coded = model_prefers_coded(placement, delivery=options.delivery)
     plan = verify_plan(plan_shuffle(placement, coded=bool(coded)))
@@ -256,7 +268,7 @@ def run_mapreduce(
 
     if split and not _is_collection(files):
         files = split_input(files, placement.N)
-    return execute_mapreduce(
+    result = execute_mapreduce(
         files,
         map_fn,
         reduce_fn,
@@ -266,6 +278,8 @@ def run_mapreduce(
         client=client,
         options=options,
     )
+    record = dataclasses.replace(result.record, inputs_per_file=inputs_per_file)
+    return MapReduceResult(output=result.output, record=record)
 
 
 def concatenate_values(j: int, values: list[Any]) -> Any:
