@@ -28,10 +28,11 @@ def group_count(sizes: Sequence[int], batches: int, group_bytes: int) -> int:
     """Return the number of files for inputs of byte `sizes`: a multiple of `batches`.
 
     ``N = batches * g`` with ``g = ceil(sum(sizes) / (batches * group_bytes))``
-    files per batch (so that the files average at most `group_bytes`), at least
-    one, at most ``len(sizes) // batches``: every batch of the placement gets
-    the same number of files, as Li's load formula assumes. With fewer inputs
-    than batches, one file per input (``len(sizes)``).
+    files per batch (at least one), so that the files average at most
+    `group_bytes` and every batch of the placement gets as many files, as Li's
+    load formula assumes. When that asks for more files than there are inputs
+    (inputs of about `group_bytes` or more), or there are fewer inputs than
+    batches, one file per input (``len(sizes)``).
 
     Examples
     --------
@@ -41,11 +42,11 @@ def group_count(sizes: Sequence[int], batches: int, group_bytes: int) -> int:
     12
     >>> group_count([10] * 3, batches=4, group_bytes=100)
     3
+    >>> group_count([500] * 10, batches=4, group_bytes=100)
+    10
     """
-    if len(sizes) < batches:
-        return len(sizes)
-    per_batch = math.ceil(sum(sizes) / (batches * group_bytes))
-    return batches * min(max(per_batch, 1), len(sizes) // batches)
+    N = batches * max(1, math.ceil(sum(sizes) / (batches * group_bytes)))
+    return min(N, len(sizes))
 
 
 def group_bounds(sizes: Sequence[int], N: int) -> list[int]:

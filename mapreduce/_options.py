@@ -57,14 +57,15 @@ class MapReduceOptions:
         so (``record.emulated_bandwidth``). Default: the cluster's own network.
     group_bytes : int or None
         Group consecutive input files into files (map units) of about this many
-        bytes (pickled), ``>= 1``; default 16 MiB. A sequence of many small
-        inputs then runs as a few map tasks per node instead of one per input,
-        each calling ``map_fn`` on its inputs one by one. The number of files is
-        a multiple of ``C(K, r)`` (equal batches), at least ``C(K, r)`` and at
-        most the number of inputs; the placement and the shuffle plan are over
-        the grouped files (``record.N``; ``record.inputs_per_file``). It applies
-        to a sequence of files without `split` or an explicit `placement`.
-        ``None``: one file per input (one map task per input and node).
+        bytes (pickled), ``>= 1``; default 16 MiB. Many small inputs then run
+        as a few map tasks per node instead of one per input and node, each
+        calling ``map_fn`` on its inputs one by one. The number of files is
+        ``C(K, r)`` times the least count that keeps them at most `group_bytes`
+        on average (equal batches); inputs of about `group_bytes` or more stay
+        one file each. The placement and the shuffle plan are over the grouped
+        files (``record.N``, ``record.inputs_per_file``). It applies to a
+        sequence of files without `split` or an explicit `placement`. ``None``:
+        one file per input.
 
     Raises
     ------

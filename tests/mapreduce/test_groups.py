@@ -36,17 +36,18 @@ def test_grouping_covers_every_input_once_in_order(case):
     assert bounds[0] == 0
     assert bounds[-1] == len(sizes)
     assert all(a < b for a, b in itertools.pairwise(bounds))
-    if len(sizes) < batches:
+    total = sum(sizes)
+    if N % batches or total / N > group_bytes:  # not grouped:
+        # one file per input, as there are too few inputs, or big ones
         assert len(sizes) == N
+        assert len(sizes) < batches or (
+            total / (batches * (len(sizes) // batches)) > group_bytes
+        )
         return
-    # equal batches, never more files than inputs
-    assert N % batches == 0
+    # grouped: equal batches, files of at most group_bytes on average, and no
+    # more files than that asks for
     assert batches <= N <= len(sizes)
-    # files of at most group_bytes on average, unless there are no more inputs;
-    # and no more files than that asks for
-    average = sum(sizes) / N
-    assert average <= group_bytes or N + batches > len(sizes)
-    assert batches == N or sum(sizes) / (N - batches) > group_bytes
+    assert batches == N or total / (N - batches) > group_bytes
 
 
 @given(st.lists(st.integers(1, 1000), min_size=2, max_size=200), st.data())
