@@ -16,7 +16,8 @@ file. Cases, interleaved in every repeat after one warm-up run of each:
   grouping), in the first repeat only unless ``--smallfiles-ungrouped``.
 
 Every output is checked against ``collections.Counter`` of the corpus. Per case:
-median wall time, and for ``run_mapreduce`` the record's files, map tasks,
+median wall time and CPU seconds (client and cluster processes: less noisy than
+wall time on a shared machine), and for ``run_mapreduce`` the record's files, map tasks,
 intermediate bytes (the pickled map outputs) and stage seconds; the ratios the
 issue sets targets on (default over the best bag, coded r = 2 over default); the
 load average before and after.
@@ -25,12 +26,14 @@ load average before and after.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import statistics
 import time
 
 import dask.bag as db
 import numpy as np
+import psutil
 
 from mapreduce import MapReduceOptions, count_words, run_mapreduce, sum_counts
 
@@ -111,14 +114,34 @@ def _case(client, name: str, texts: list[str], K: int) -> tuple[dict, dict]:
     return _mr(client, texts, K, **(RUNS | UNGROUPED)[name])
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and its children (the LocalCluster's)."""
+    total = 0.0
+    me = psutil.Process()
+    for process in [me, *me.children(recursive=True)]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = process.cpu_times()
+            total += times.user + times.system
+    return total
+
+
 def _run(client, name: str, texts: list[str], K: int, expected) -> dict:
     load = os.getloadavg()
-    start = time.perf_counter()
+    cpu, start = _cpu_seconds(), time.perf_counter()
     output, fields = _case(client, name, texts, K)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
     assert output == expected, f"{name}: wrong counts"
-    print(f"  small files: {name:<34} {seconds:7.2f} s, load {load[0]:.1f}", flush=True)
-    return {"total_seconds": seconds, "load_average_before": load, **fields}
+    print(
+        f"  small files: {name:<34} {seconds:7.2f} s, CPU {cpu:6.2f} s, load "
+        f"{load[0]:.1f}",
+        flush=True,
+    )
+    return {
+        "total_seconds": seconds,
+        "cpu_seconds": cpu,
+        "load_average_before": load,
+        **fields,
+    }
 
 
 def smallfiles_section(
@@ -156,6 +179,12 @@ def smallfiles_section(
             "total_seconds"
         ]
         / default,
+        "cpu_default_combiner_over_best_bag": by["run_mapreduce default +combiner"][
+            "cpu_seconds"
+        ]
+        / by[best_bag]["cpu_seconds"],
+        "cpu_coded_r2_over_default": by["coded r=2 +combiner"]["cpu_seconds"]
+        / by["run_mapreduce default +combiner"]["cpu_seconds"],
     }
     words = sum(expected.values())
     _print(rows, ratios, n_files, words, K, repeats, one_core, load_before, load_after)
@@ -198,13 +227,14 @@ def _print(rows, ratios, n_files, words, K, repeats, one_core, before, after) ->
         f"{one_core:.2f} s CPU"
     )
     print(
-        f"{'scheme':<34} {'total':>7} {'runs':>4} {'files':>5} {'maps':>5} "
+        f"{'scheme':<34} {'total':>7} {'CPU':>6} {'runs':>4} {'files':>5} {'maps':>5} "
         f"{'inter MB':>8} {'map':>6} {'shuffle':>7} {'reduce':>6}"
     )
     for row in rows:
         cells = [
             f"{row['scheme']:<34}",
             f"{row['total_seconds']:>7.2f}",
+            f"{row['cpu_seconds']:>6.2f}",
             f"{len(row['total_seconds_per_run']):>4}",
         ]
         if "files" in row:
@@ -224,5 +254,10 @@ def _print(rows, ratios, n_files, words, K, repeats, one_core, before, after) ->
         f"{ratios['coded_r2_over_default']:.2f} (target <= 2); ungrouped / default: "
         f"{ratios['ungrouped_over_default']:.1f}, coded r=2 "
         f"{ratios['ungrouped_coded_r2_over_default']:.1f}"
+    )
+    print(
+        "CPU seconds: default +combiner / best bag "
+        f"{ratios['cpu_default_combiner_over_best_bag']:.2f}, coded r=2 / default "
+        f"{ratios['cpu_coded_r2_over_default']:.2f}"
     )
     print(f"load average before {before}, after {after} (2 cores, shared)")
