@@ -18,7 +18,7 @@ __all__ = ["OUTPUTS", "MapReduceOptions", "mapreduce_options", "worker_addresses
 
 OUTPUTS: tuple[str, ...] = ("dict", "bag", "dataframe")
 # a map unit's default size: Dask's few milliseconds per task are under 1% of
-# mapping it (a word count maps 16 MiB in about 0.7 s on one core), and it stays
+# mapping it (count_words maps 16 MiB in about 1.5 s on one core), and it stays
 # small next to a worker's memory
 GROUP_BYTES = 16 * 2**20
 
