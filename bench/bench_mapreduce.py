@@ -23,6 +23,8 @@ to bench/results/<name>.json.
     python bench/bench_mapreduce.py [--quick] [--records N] [--repeats R] [--only "a;b"]
         [--lines L] [--no-wordcount] [--teragen-records N] [--teragen-repeats R]
         [--no-teragen] [--model-records N] [--model-repeats R] [--no-model-check]
+        [--smallfiles N] [--smallfiles-repeats R] [--smallfiles-ungrouped]
+        [--no-smallfiles]
 
 (``--only none`` runs the word count alone; ``--only none --no-wordcount`` the
 TeraSort generated on the workers alone, ``_teragen_bench.py``: 10^7 records by
@@ -31,7 +33,10 @@ default, uncoded against ``dd.sort_values`` and coded r = 2, 3 on an emulated
 10^6 records by default) runs uncoded and coded r = 2, 3 on emulated 100 and
 400 Mbit/s links and compares each measured shuffle with the switched model plus
 its separately calibrated fixed cost, and the model's choice with the measured
-fastest.
+fastest. The small-files word count (``_smallfiles_bench.smallfiles_section``,
+1800 files of about 10 KiB by default) runs ``run_mapreduce`` (grouped inputs,
+default and coded r = 2; one map task per file in the first repeat) against a
+``dask.bag`` Counter per partition and a fold.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 from _harness import write_results
+from _smallfiles_bench import smallfiles_section
 from _teragen_bench import model_check_section, terasort_section
 from distributed import Client, LocalCluster, get_worker, wait
 
@@ -597,6 +603,10 @@ def main() -> None:
     )
     parser.add_argument("--model-repeats", type=int, default=None)
     parser.add_argument("--no-model-check", action="store_true")
+    parser.add_argument("--smallfiles", type=int, default=None, help="default 1800")
+    parser.add_argument("--smallfiles-repeats", type=int, default=None)
+    parser.add_argument("--smallfiles-ungrouped", action="store_true")
+    parser.add_argument("--no-smallfiles", action="store_true")
     args = parser.parse_args()
     n = args.records or (2_000 if args.quick else 100_000)
     repeats = args.repeats or (1 if args.quick else 3)
@@ -672,6 +682,15 @@ def main() -> None:
                 K,
                 args.teragen_repeats or (1 if args.quick else 2),
             )
+        smallfiles = None
+        if not args.no_smallfiles:
+            smallfiles = smallfiles_section(
+                client,
+                args.smallfiles or (90 if args.quick else 1800),
+                K,
+                args.smallfiles_repeats or (1 if args.quick else 5),
+                args.smallfiles_ungrouped,
+            )
     load_after = os.getloadavg()
     rows = [
         {
@@ -728,6 +747,7 @@ def main() -> None:
             "wordcount_over_foldby": word_ratios,
             "teragen": teragen,
             "shuffle_model_check": model_check,
+            "smallfiles": smallfiles,
             **summary,
         },
         quick=args.quick,
