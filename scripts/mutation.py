@@ -1,0 +1,275 @@
+"""Mutation testing of the math core with mutmut, one shard (a few modules) at a time.
+
+Usage (from the repository root)::
+
+    python scripts/mutation.py --list               # the shards
+    python scripts/mutation.py plan fields          # run two shards, print reports
+    python scripts/mutation.py plan --report        # report of the last run only
+    python scripts/mutation.py plan --diff          # ... with each survivor's diff
+
+Each shard mutates a few modules and runs only the tests that exercise them, so a
+shard fits in a CI job. Its mutmut project lives in ``build/mutation/<shard>/``
+(symlinks to the packages and tests, and the repository's pyproject.toml with a
+generated ``[tool.mutmut]`` table); a rerun is incremental: mutmut re-tests only
+the mutants of functions whose source changed, and new tests.
+
+The report gives, per module, killed / survived / timeout / no-test mutants and
+the score ``killed / (killed + survived)`` with the mutants of `EQUIVALENT` (each
+with the reason it cannot be killed) excluded, then lists the survivors by name
+(``--diff`` prints each one's diff). It exits 1 while a shard has a survivor that
+is not listed as equivalent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "build" / "mutation"
+PACKAGES = ("coded", "allocation", "mapreduce", "theory")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Modules to mutate and the test files that exercise them."""
+
+    modules: tuple[str, ...]
+    tests: tuple[str, ...]
+
+
+_CODES_EXACT = (
+    "tests/coded/test_boundaries.py",
+    "tests/coded/test_exact.py",
+    "tests/coded/test_modular.py",
+    "tests/coded/test_dtypes.py",
+)
+SHARDS: dict[str, Shard] = {
+    "plan": Shard(
+        ("mapreduce/_plan.py", "mapreduce/_coding.py"),
+        (
+            "tests/mapreduce/test_plan.py",
+            "tests/mapreduce/test_plan_boundaries.py",
+            "tests/mapreduce/test_placement.py",
+        ),
+    ),
+    "placement": Shard(
+        ("mapreduce/_placement.py",),
+        ("tests/mapreduce/test_placement.py", "tests/mapreduce/test_plan.py"),
+    ),
+    "fields": Shard(("coded/codes/_fields.py",), _CODES_EXACT),
+    "modular": Shard(
+        ("coded/codes/_modular.py", "coded/codes/_modular_kernels.py"), _CODES_EXACT
+    ),
+    "crt": Shard(("coded/codes/_crt.py", "coded/codes/_exact.py"), _CODES_EXACT),
+    "mds": Shard(
+        ("coded/codes/_mds.py", "coded/codes/_base.py"),
+        (
+            "tests/coded/test_mds.py",
+            "tests/coded/test_boundaries.py",
+            "tests/coded/test_codes_properties.py",
+            "tests/coded/test_row_mds_blocks.py",
+        ),
+    ),
+    "polynomial": Shard(
+        ("coded/codes/_polynomial.py", "coded/codes/_lagrange.py"),
+        ("tests/coded/test_polynomial.py", "tests/coded/test_lagrange.py"),
+    ),
+    "replication": Shard(
+        ("coded/codes/_replication.py", "coded/codes/_transpose.py"),
+        ("tests/coded/test_replication.py", "tests/coded/test_transpose.py"),
+    ),
+    "generators": Shard(
+        ("coded/codes/_generators.py",),
+        ("tests/coded/test_mds.py", "tests/coded/test_guard.py"),
+    ),
+    "units": Shard(
+        ("coded/codes/_units.py",),
+        ("tests/coded/test_mds.py", "tests/coded/test_guard.py"),
+    ),
+    "rateless": Shard(("coded/codes/_rateless.py",), ("tests/coded/test_rateless.py",)),
+    "gradient-codes": Shard(
+        ("coded/codes/_gradient.py", "coded/codes/_gradient_schemes.py"),
+        ("tests/coded/test_gradient_codes.py",),
+    ),
+    "verification": Shard(
+        ("coded/codes/_freivalds.py", "coded/codes/_consistency.py"),
+        ("tests/coded/test_verification.py",),
+    ),
+    "theory-small": Shard(
+        (
+            "theory/_thresholds.py",
+            "theory/_straggling.py",
+            "theory/_network.py",
+            "theory/_models.py",
+            "theory/_simulation_result.py",
+        ),
+        (
+            "tests/theory/test_thresholds.py",
+            "tests/theory/test_simulation_result.py",
+            "tests/theory/test_boundaries.py",
+            "tests/theory/test_overhead.py",
+        ),
+    ),
+    "theory-homogeneous": Shard(
+        ("theory/_homogeneous.py", "theory/_homogeneous_sim.py"),
+        ("tests/theory/test_homogeneous.py",),
+    ),
+    "theory-heterogeneous": Shard(
+        ("theory/_heterogeneous.py", "theory/_exact_latency.py"),
+        ("tests/theory/test_heterogeneous.py",),
+    ),
+    "theory-cdc": Shard(("theory/_cdc.py",), ("tests/theory/test_cdc.py",)),
+    "theory-gradient": Shard(
+        ("theory/_gradient.py", "theory/_physical_limit.py"),
+        ("tests/theory/test_gradient.py", "tests/theory/test_physical_limit.py"),
+    ),
+    "theory-simulator": Shard(
+        ("theory/_simulator.py",), ("tests/theory/test_simulator.py",)
+    ),
+    "solvers": Shard(
+        ("allocation/_solvers.py",),
+        (
+            "tests/allocation/test_solvers.py",
+            "tests/allocation/test_overhead_and_units.py",
+        ),
+    ),
+}
+
+EQUIVALENT: dict[str, str] = {
+    # "<mutant name>": "why no test can tell it from the original",
+}
+"""Surviving mutants that compute the same function as the original, with the reason.
+
+A name is ``<module>.x_<function>__mutmut_<n>`` (``mutmut show <name>`` in the
+shard's directory prints its diff); the numbering is stable while the function's
+source is unchanged.
+"""
+
+
+def _mutmut_table(shard: Shard) -> str:
+    tests = [test for test in shard.tests if (ROOT / test).exists()]
+
+    def toml_list(items: tuple[str, ...] | list[str]) -> str:
+        return "[" + ", ".join(json.dumps(item) for item in items) + "]"
+
+    return (
+        "\n[tool.mutmut]  # generated by scripts/mutation.py\n"
+        f"source_paths = {toml_list(PACKAGES)}\n"
+        f"only_mutate = {toml_list(shard.modules)}\n"
+        f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-x", "-q"]\n'
+        # a mutant running 10 x (5 s + its tests' time) is a timeout (wall clock: the
+        # machine may be loaded; mutmut's x 15 waits long on each endless loop)
+        "timeout_multiplier = 10.0\ntimeout_constant = 5.0\n"
+    )
+
+
+def prepare(name: str) -> Path:
+    """Create (or refresh) the shard's mutmut project; return its directory."""
+    shard, directory = SHARDS[name], WORK / name
+    directory.mkdir(parents=True, exist_ok=True)
+    for entry in (*PACKAGES, "tests"):
+        link = directory / entry
+        if not link.is_symlink():
+            link.symlink_to(ROOT / entry, target_is_directory=True)
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    (directory / "pyproject.toml").write_text(pyproject + _mutmut_table(shard))
+    return directory
+
+
+def run(name: str, max_children: int) -> int:
+    """Run mutmut on the shard (incremental after the first run)."""
+    directory = prepare(name)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HYPOTHESIS_PROFILE="ci", MPLBACKEND="Agg")
+    command = [sys.executable, "-m", "mutmut", "run", "--max-children"]
+    return subprocess.call([*command, str(max_children)], cwd=directory, env=env)
+
+
+def results(name: str) -> dict[str, dict[str, int]]:
+    """Exit code of every mutant of the shard's last run, by module path."""
+    mutants = WORK / name / "mutants"
+    codes: dict[str, dict[str, int]] = {}
+    for module in SHARDS[name].modules:
+        meta = mutants / f"{module}.meta"
+        if meta.exists():
+            codes[module] = json.loads(meta.read_text())["exit_code_by_key"]
+    return codes
+
+
+def status(code: int | None) -> str:
+    """mutmut's name for an exit code (killed, survived, timeout, no tests...)."""
+    from mutmut.stats import status_by_exit_code
+
+    return status_by_exit_code[code]
+
+
+def report(name: str, *, diff: bool) -> list[str]:
+    """Print the shard's scores per module; return its unexplained survivors."""
+    print(f"## shard {name}")
+    survivors: list[str] = []
+    for module, codes in results(name).items():
+        counts: dict[str, int] = {}
+        equivalent = 0
+        for mutant, code in sorted(codes.items()):
+            state = status(code)
+            if state == "survived" and mutant in EQUIVALENT:
+                equivalent += 1
+                continue
+            counts[state] = counts.get(state, 0) + 1
+            if state == "survived":
+                survivors.append(mutant)
+        killed, survived = counts.get("killed", 0), counts.get("survived", 0)
+        score = killed / (killed + survived) if killed + survived else float("nan")
+        others = ", ".join(
+            f"{k} {v}"
+            for k, v in sorted(counts.items())
+            if k not in ("killed", "survived")
+        )
+        print(
+            f"{module}: {len(codes)} mutants, killed {killed}, survived {survived}, "
+            f"equivalent {equivalent}{', ' + others if others else ''}; "
+            f"score {score:.1%}"
+        )
+    for mutant in survivors:
+        print(f"  survived: {mutant}")
+        if diff:
+            subprocess.call(
+                [sys.executable, "-m", "mutmut", "show", mutant], cwd=WORK / name
+            )
+    return survivors
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("shards", nargs="*", help="shard names (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the shards")
+    parser.add_argument("--report", action="store_true", help="report only, no run")
+    parser.add_argument("--diff", action="store_true", help="print survivors' diffs")
+    parser.add_argument("--max-children", type=int, default=1, help="parallel tests")
+    args = parser.parse_args(argv)
+    if args.list or not args.shards:
+        for name, shard in SHARDS.items():
+            print(f"{name}: {' '.join(shard.modules)}  <-  {' '.join(shard.tests)}")
+        return 0
+    unknown = sorted(set(args.shards) - set(SHARDS))
+    if unknown:
+        parser.error(f"unknown shards {unknown}; --list shows them")
+    unexplained = 0
+    for name in args.shards:
+        if not args.report and run(name, args.max_children) != 0:
+            print(f"mutmut failed on shard {name}", file=sys.stderr)
+            return 2
+        unexplained += len(report(name, diff=args.diff))
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

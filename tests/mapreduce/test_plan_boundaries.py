@@ -1,0 +1,151 @@
+"""The verifier's and planner's error branches, at the edges of their ranges.
+
+Each case changes one field of a valid plan to the first value outside its range
+(file N, receiver K, index count, ...) and expects the verifier's message: an
+off-by-one in a bounds check would crash with an IndexError, or accept the plan.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+from mapreduce import (
+    Packet,
+    PlanVerificationError,
+    Segment,
+    ShufflePlan,
+    place_from_map,
+    place_li,
+    plan_shuffle,
+    verify_plan,
+)
+from mapreduce._coding import decode_segment, encode_packet, split_value
+
+LI32 = place_li(3, 2)  # K = 3, N = 3 files: 0:{0,1}, 1:{0,2}, 2:{1,2}
+
+
+def _plan(*packets, placement=LI32):
+    return ShufflePlan(placement=placement, packets=packets, is_coded=True)
+
+
+def _single(sender, **segment):
+    return Packet(sender=sender, segments=(Segment(**segment),))
+
+
+@pytest.mark.parametrize(
+    ("segment", "where"),
+    [
+        ({"receiver": 2, "file": 3}, "Segment(receiver=2, file=3, index=0, count=1)"),
+        ({"receiver": 2, "file": -1}, "Segment(receiver=2, file=-1, index=0, count=1)"),
+        ({"receiver": 3, "file": 0}, "Segment(receiver=3, file=0, index=0, count=1)"),
+        ({"receiver": -1, "file": 0}, "Segment(receiver=-1, file=0, index=0, count=1)"),
+    ],
+    ids=["file-N", "file-minus-1", "receiver-K", "receiver-minus-1"],
+)
+def test_a_segment_outside_the_placement_is_refused(segment, where):
+    plan = _plan(_single(0, **segment))
+    message = f"packet 0 (sender 0): {where} is outside the placement."
+    with pytest.raises(PlanVerificationError, match=f"^{re.escape(message)}$"):
+        verify_plan(plan)
+
+
+@pytest.mark.parametrize(("index", "count"), [(-1, 2), (2, 2), (0, 0)])
+def test_a_segment_index_outside_its_count_is_refused(index, count):
+    plan = _plan(_single(0, receiver=2, file=0, index=index, count=count))
+    with pytest.raises(PlanVerificationError, match=r"has index outside count\.$"):
+        verify_plan(plan)
+
+
+def test_the_last_file_and_node_are_inside_the_placement():
+    plan = verify_plan(plan_shuffle(LI32, coded=False))
+    segments = {(s.receiver, s.file) for p in plan.packets for s in p.segments}
+    assert segments == {(0, 2), (1, 1), (2, 0)}  # file N - 1 and node K - 1 included
+
+
+def test_a_value_outside_the_demands_is_refused():
+    # with explicit demands a lacking value may be unneeded (any N coded files serve)
+    placement = place_from_map([{0}, {1}], 2)
+    packets = (_single(1, receiver=0, file=1), _single(0, receiver=1, file=0))
+    plan = ShufflePlan(
+        placement=placement,
+        packets=packets,
+        is_coded=False,
+        demands=frozenset({(0, 1)}),
+    )
+    message = (
+        "value (receiver 1, file 0) is sent but not needed: the receiver stores the "
+        "file or is not a reducer."
+    )
+    with pytest.raises(PlanVerificationError, match=f"^{re.escape(message)}$"):
+        verify_plan(plan)
+
+
+def test_a_value_for_a_node_that_is_not_a_reducer_is_refused():
+    plan = plan_shuffle(LI32, reducers=[0, 1])
+    assert verify_plan(plan).reducers == (0, 1)
+    extra = ShufflePlan(
+        placement=LI32,
+        packets=(*plan.packets, _single(0, receiver=2, file=0)),
+        is_coded=True,
+        reducers=(0, 1),
+    )
+    with pytest.raises(PlanVerificationError, match=r"\(receiver 2, file 0\) is sent"):
+        verify_plan(extra)
+
+
+def test_missing_values_are_counted_and_the_smallest_named():
+    plan = _plan(placement=place_from_map([{0}, {1}], 2))
+    with pytest.raises(
+        PlanVerificationError,
+        match=r"^2 missing values are never sent, e\.g\. "
+        r"\(receiver, file\) = \(0, 1\)\.$",
+    ):
+        verify_plan(plan)
+
+
+def test_explicit_demands_are_what_the_verifier_checks():
+    placement = place_from_map([{0}, {1}], 2)
+    packet = _single(1, receiver=0, file=1)
+    plan = ShufflePlan(
+        placement=placement,
+        packets=(packet,),
+        is_coded=False,
+        demands=frozenset({(0, 1)}),
+    )
+    assert verify_plan(plan) is plan
+    with pytest.raises(PlanVerificationError, match=r"\(receiver, file\) = \(1, 0\)"):
+        verify_plan(_plan(packet, placement=placement))
+
+
+@pytest.mark.parametrize("reducers", [[3], [-1], [0, 3]])
+def test_reducers_outside_the_nodes_are_refused(reducers):
+    chosen = tuple(sorted(set(reducers)))
+    message = f"`reducers` must be nodes in range(K), K=3, got {chosen}."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        plan_shuffle(LI32, reducers=reducers)
+
+
+def test_the_last_node_is_a_valid_reducer():
+    plan = verify_plan(plan_shuffle(LI32, reducers=[2]))
+    assert {s.receiver for p in plan.packets for s in p.segments} == {2}
+    assert plan.reducers == (2,)
+
+
+def test_decoding_a_segment_longer_than_its_payload_is_refused():
+    parts = split_value(b"abcdef", 2)
+    assert [bytes(part) for part in parts] == [b"abc", b"def"]
+    lengths, payload = encode_packet(parts)
+    assert lengths == (3, 3)
+    assert bytes(payload) == bytes(a ^ b for a, b in zip(b"abc", b"def", strict=True))
+    assert bytes(decode_segment(payload, [parts[1]], 3)) == b"abc"  # at the limit
+    message = (
+        "a segment is longer than the payload (3 bytes); the packet and the side "
+        "information disagree."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        decode_segment(payload, [parts[1]], 4)
+    with pytest.raises(
+        ValueError, match=re.escape("longer than the payload (3 bytes)")
+    ):
+        decode_segment(payload, [np.zeros(4, dtype=np.uint8)], 3)
