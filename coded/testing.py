@@ -21,7 +21,7 @@ edge-heavy strategies draw them on purpose: :func:`field_boundaries` and
 :func:`boundary_operands` (the signed range ``[-(p - 1)/2, (p - 1)/2]`` of a GF(p)
 decode, with products that reach it exactly), :func:`exact_operands` and
 :func:`crt_boundary_operands` (int64 extremes and products at the edge of each
-prime count of an :class:`~coded.codes.ExactCode`); for real codes,
+prime count of an :class:`coded.ExactCode`); for real codes,
 :func:`worst_erasure_patterns` (the worst-conditioned survivor sets of an MDS code)
 and :func:`dynamic_range_matrices` (entries spread over many binary orders of
 magnitude).
@@ -388,7 +388,7 @@ def _int64_edges() -> st.SearchStrategy[int]:
 def exact_operands(
     draw: Any, *, m: int | None = None, max_size: int = 4, vector: bool | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Strategy for int64 ``(A, B)`` of an :class:`~coded.codes.ExactCode`, edges first.
+    """Strategy for int64 ``(A, B)`` of an :class:`coded.ExactCode`, edges first.
 
     Entries are drawn from the int64 extremes (``-2^63``, ``-2^63 + 1``,
     ``2^63 - 1``) and ``+-2^k``, ``+-(2^k - 1)``, or anywhere in int64; the product
@@ -429,7 +429,7 @@ def crt_boundary_operands(
     """Strategy for 1 x 1 int64 ``(A, B)`` at the edge of a CRT prime count.
 
     With ``M_j`` the product of the j largest primes below ``2^21`` (those of
-    :class:`~coded.codes.ExactCode`), a bound ``|a b| <= (M_j - 1)/2`` decodes with
+    :class:`coded.ExactCode`), a bound ``|a b| <= (M_j - 1)/2`` decodes with
     j primes and ``(M_j + 1)/2`` needs ``j + 1``. For ``M_j`` below ``2^63``
     (``j <= 3``) the product is ``+-(M_j - 1)/2`` itself, the end of the balanced
     range, or one beyond it; above, ``|a| ~ sqrt((M_j - 1)/2)`` and
@@ -467,10 +467,10 @@ def crt_boundary_operands(
 def worst_erasure_patterns(draw: Any, code: MDSCode, *, top: int = 3) -> list[int]:
     """Strategy for the k surviving workers whose decode is worst conditioned.
 
-    Ranks the survivor sets S of a real :class:`~coded.codes.MDSCode` by the
+    Ranks the survivor sets S of a real :class:`coded.MDSCode` by the
     condition number of the decoding system ``G_S`` and draws one of the `top`
     worst; above 5000 sets it draws the worst set found by
-    :meth:`~coded.codes.MDSCode.worst_condition_number`.
+    :meth:`coded.MDSCode.worst_condition_number`.
 
     Parameters
     ----------

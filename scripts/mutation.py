@@ -163,7 +163,7 @@ def _mutmut_table(shard: Shard) -> str:
         f"source_paths = {toml_list(PACKAGES)}\n"
         f"only_mutate = {toml_list(shard.modules)}\n"
         f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
-        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-x", "-q"]\n'
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "_mutation_order"]\n'
         # a mutant running 10 x (5 s + its tests' time) is a timeout (wall clock: the
         # machine may be loaded; mutmut's x 15 waits long on each endless loop)
         "timeout_multiplier = 10.0\ntimeout_constant = 5.0\n"
@@ -186,8 +186,8 @@ def prepare(name: str) -> Path:
 def run(name: str, max_children: int) -> int:
     """Run mutmut on the shard (incremental after the first run)."""
     directory = prepare(name)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(HYPOTHESIS_PROFILE="ci", MPLBACKEND="Agg")
+    env = dict(os.environ, HYPOTHESIS_PROFILE="ci", MPLBACKEND="Agg")
+    env["PYTHONPATH"] = str(ROOT / "scripts")  # _mutation_order.py, a pytest plugin
     command = [sys.executable, "-m", "mutmut", "run", "--max-children"]
     return subprocess.call([*command, str(max_children)], cwd=directory, env=env)
 

@@ -9,13 +9,15 @@ Lists every ``raise`` of an exception in the math core (``coded/codes/``,
 ``theory/``, ``allocation/_solvers.py``, mapreduce's planner and placements) and
 runs the tests with a hook on ``pytest.raises``: when a ``pytest.raises(...,
 match=...)`` block catches an exception, the line that raised it (the innermost
-frame of its traceback) counts as matched. Prints the raises no test matches and
-exits 1 if there are any.
+frame of its traceback) counts as matched. Only the tests whose own source calls
+``pytest.raises`` run. Prints the raises no test matches and exits 1 if there are
+any.
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -74,6 +76,14 @@ class MatchedRaises:
 
         RaisesExc.__exit__ = __exit__
 
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """Keep the tests whose own source calls ``pytest.raises`` (much faster)."""
+        keep = [item for item in items if "raises(" in _source(item)]
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         RaisesExc.__exit__ = self._exit
 
@@ -83,6 +93,14 @@ class MatchedRaises:
         path = Path(tb.tb_frame.f_code.co_filename).resolve()
         if path.is_relative_to(ROOT):
             self.lines.add((str(path.relative_to(ROOT)), tb.tb_lineno))
+
+
+def _source(item: pytest.Item) -> str:
+    function = getattr(item, "function", None)
+    try:
+        return inspect.getsource(function) if function is not None else ""
+    except (OSError, TypeError):
+        return ""
 
 
 def main(argv: list[str]) -> int:
