@@ -6,6 +6,8 @@ Usage (from the repository root)::
     python scripts/mutation.py plan fields          # run two shards, print reports
     python scripts/mutation.py plan --report        # report of the last run only
     python scripts/mutation.py plan --diff          # ... with each survivor's diff
+    python scripts/mutation.py plan --mutants 'mapreduce._plan.x_verify_plan*'
+
 
 Each shard mutates a few modules and runs only the tests that exercise them, so a
 shard fits in a CI job. Its mutmut project lives in ``build/mutation/<shard>/``
@@ -183,13 +185,18 @@ def prepare(name: str) -> Path:
     return directory
 
 
-def run(name: str, max_children: int) -> int:
-    """Run mutmut on the shard (incremental after the first run)."""
+def run(name: str, max_children: int, mutants: list[str]) -> int:
+    """Run mutmut on the shard (incremental after the first run).
+
+    `mutants` (glob patterns of mutant names) restricts the run to them; mutmut
+    then retests them even when it has a result.
+    """
     directory = prepare(name)
     env = dict(os.environ, HYPOTHESIS_PROFILE="ci", MPLBACKEND="Agg")
     env["PYTHONPATH"] = str(ROOT / "scripts")  # _mutation_order.py, a pytest plugin
     command = [sys.executable, "-m", "mutmut", "run", "--max-children"]
-    return subprocess.call([*command, str(max_children)], cwd=directory, env=env)
+    command += [str(max_children), *mutants]
+    return subprocess.call(command, cwd=directory, env=env)
 
 
 def results(name: str) -> dict[str, dict[str, int]]:
@@ -254,6 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", action="store_true", help="report only, no run")
     parser.add_argument("--diff", action="store_true", help="print survivors' diffs")
     parser.add_argument("--max-children", type=int, default=1, help="parallel tests")
+    parser.add_argument(
+        "--mutants",
+        nargs="+",
+        default=[],
+        help="only these mutants (globs, e.g. 'mapreduce._plan.x_verify_plan*')",
+    )
     args = parser.parse_args(argv)
     if args.list or not args.shards:
         for name, shard in SHARDS.items():
@@ -264,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown shards {unknown}; --list shows them")
     unexplained = 0
     for name in args.shards:
-        if not args.report and run(name, args.max_children) != 0:
+        if not args.report and run(name, args.max_children, args.mutants) != 0:
             print(f"mutmut failed on shard {name}", file=sys.stderr)
             return 2
         unexplained += len(report(name, diff=args.diff))

@@ -20,7 +20,7 @@ from mapreduce import (
     plan_shuffle,
     verify_plan,
 )
-from mapreduce._coding import decode_segment, encode_packet, split_value
+from mapreduce._coding import decode_segment, encode_packet, join_segments, split_value
 
 LI32 = place_li(3, 2)  # K = 3, N = 3 files: 0:{0,1}, 1:{0,2}, 2:{1,2}
 
@@ -149,3 +149,9 @@ def test_decoding_a_segment_longer_than_its_payload_is_refused():
         ValueError, match=re.escape("longer than the payload (3 bytes)")
     ):
         decode_segment(payload, [np.zeros(4, dtype=np.uint8)], 3)
+
+
+def test_segments_join_back_into_the_value():
+    assert join_segments(split_value(b"abcdefg", 3)) == b"abcdefg"
+    assert join_segments([[104, 105], np.array([33], dtype=np.int64)]) == b"hi!"
+    assert join_segments([]) == b""
