@@ -45,6 +45,7 @@ class Shard:
     tests: tuple[str, ...]
 
 
+_ERRORS = "tests/coded/test_code_error_branches.py"
 _CODES_EXACT = (
     "tests/coded/test_boundaries.py",
     "tests/coded/test_exact.py",
@@ -64,11 +65,13 @@ SHARDS: dict[str, Shard] = {
         ("mapreduce/_placement.py",),
         ("tests/mapreduce/test_placement.py", "tests/mapreduce/test_plan.py"),
     ),
-    "fields": Shard(("coded/codes/_fields.py",), _CODES_EXACT),
+    "fields": Shard(("coded/codes/_fields.py",), (*_CODES_EXACT, _ERRORS)),
     "modular": Shard(
         ("coded/codes/_modular.py", "coded/codes/_modular_kernels.py"), _CODES_EXACT
     ),
-    "crt": Shard(("coded/codes/_crt.py", "coded/codes/_exact.py"), _CODES_EXACT),
+    "crt": Shard(
+        ("coded/codes/_crt.py", "coded/codes/_exact.py"), (*_CODES_EXACT, _ERRORS)
+    ),
     "mds": Shard(
         ("coded/codes/_mds.py", "coded/codes/_base.py"),
         (
@@ -114,8 +117,10 @@ SHARDS: dict[str, Shard] = {
         (
             "tests/theory/test_thresholds.py",
             "tests/theory/test_simulation_result.py",
-            "tests/theory/test_boundaries.py",
+            "tests/theory/test_theory_error_branches.py",
             "tests/theory/test_overhead.py",
+            "tests/mapreduce/test_straggling.py",
+            "tests/mapreduce/test_emulator.py",
         ),
     ),
     "theory-homogeneous": Shard(
@@ -144,7 +149,9 @@ SHARDS: dict[str, Shard] = {
 }
 
 EQUIVALENT: dict[str, str] = {
-    # "<mutant name>": "why no test can tell it from the original",
+    "mapreduce._plan.x_verify_plan__mutmut_54": (
+        "'twice' if start <= end: inside `if start != end`, <= and < agree"
+    ),
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 

@@ -66,7 +66,7 @@ UNREACHABLE = {
     # caught inside the core and reported in another error's message
     ("coded/codes/_gradient_schemes.py", "_partial", "ValueError"): (
         "becomes a GradientFailure whose message the decoder's GradientError "
-        "carries (matched in tests/coded/test_error_branches.py)"
+        "carries (matched in tests/coded/test_code_error_branches.py)"
     ),
 }
 

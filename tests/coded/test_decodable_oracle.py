@@ -8,7 +8,7 @@ matrix_rank of the workers' generator rows) and from tables written by hand.
 import numpy as np
 import pytest
 from _codes_support import units_of
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coded.codes import (
@@ -16,6 +16,7 @@ from coded.codes import (
     PolynomialCode,
     ReplicationCode,
     RowMDSCode,
+    TransposedCode,
     UncodedCode,
 )
 from coded.codes._fields import galois_field
@@ -37,12 +38,22 @@ def _rank_decodable(code, workers):
     return rank == G.shape[1]
 
 
+@settings(max_examples=30)  # galois' rank over GF(p) is slow on its first calls
 @given(data=st.data())
 def test_is_decodable_iff_the_generator_rows_have_full_rank(data):
     field = data.draw(st.sampled_from([None, 65537]))
     code = data.draw(codes(max_n=7, field=field, kinds=UNIT_KINDS))
     workers = data.draw(st.sets(st.integers(0, code.n - 1)))
     assert code.is_decodable(workers) == _rank_decodable(code, workers)
+
+
+@given(data=st.data())
+def test_transposed_code_is_decodable_iff_the_inner_rows_have_full_rank(data):
+    inner = data.draw(codes(max_n=6, kinds=("mds", "replication", "uncoded")))
+    workers = data.draw(st.sets(st.integers(0, inner.n - 1)))
+    assert TransposedCode(inner).is_decodable(workers) == _rank_decodable(
+        inner, workers
+    )
 
 
 @given(data=st.data())

@@ -119,7 +119,7 @@ CASES = [
     (
         lambda: replace_options(1.0, Options, {}, caller="f"),
         TypeError,
-        "`options` must be a test_error_branches.Options or None, got float.",
+        "`options` must be a test_theory_error_branches.Options or None, got float.",
     ),
     (
         lambda: replace_options(None, Options, {"timout": 2.0}, caller="f"),
