@@ -152,6 +152,16 @@ EQUIVALENT: dict[str, str] = {
     "mapreduce._plan.x_verify_plan__mutmut_54": (
         "'twice' if start <= end: inside `if start != end`, <= and < agree"
     ),
+    "mapreduce._plan.x__plan_uncoded__mutmut_3": (
+        "sent = [1] * K: every count shifted by one; the minima and the test "
+        "sent[s] > sent[t] + 1 only compare counts"
+    ),
+    "mapreduce._plan.x__plan_uncoded__mutmut_7": (
+        "greedy pass by node id (key=None): only the start of the rebalancing "
+        "changes; the contract (no value can move to a storer two sends less "
+        "busy, tested) holds, which balanced assignment comes out is unspecified"
+    ),
+    "mapreduce._plan.x__plan_uncoded__mutmut_9": "as mutant 7 (key dropped)",
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 

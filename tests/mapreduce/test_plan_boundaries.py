@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mapreduce import (
     Packet,
@@ -20,7 +22,13 @@ from mapreduce import (
     plan_shuffle,
     verify_plan,
 )
-from mapreduce._coding import decode_segment, encode_packet, join_segments, split_value
+from mapreduce._coding import (
+    decode_segment,
+    encode_packet,
+    join_segments,
+    packet_payload_bytes,
+    split_value,
+)
 
 LI32 = place_li(3, 2)  # K = 3, N = 3 files: 0:{0,1}, 1:{0,2}, 2:{1,2}
 
@@ -155,3 +163,47 @@ def test_segments_join_back_into_the_value():
     assert join_segments(split_value(b"abcdefg", 3)) == b"abcdefg"
     assert join_segments([[104, 105], np.array([33], dtype=np.int64)]) == b"hi!"
     assert join_segments([]) == b""
+
+
+def test_uncoded_uploads_are_rebalanced_after_the_greedy_pass():
+    # greedy least-busy first sends all three values from node 1 (ties go to the
+    # lower node); the rebalancing moves file 0's value to node 2, its other storer
+    placement = place_from_map([{1, 2}, {1}], 3)
+    plan = verify_plan(plan_shuffle(placement, coded=False))
+    sent = [
+        (p.sender, p.segments[0].receiver, p.segments[0].file) for p in plan.packets
+    ]
+    assert sent == [(2, 0, 0), (1, 0, 1), (1, 2, 1)]
+
+
+@st.composite
+def _placements(draw):
+    K, N = draw(st.integers(1, 6)), draw(st.integers(1, 6))
+    nodes = st.sets(st.integers(0, K - 1), min_size=1, max_size=K)
+    return place_from_map(draw(st.lists(nodes, min_size=N, max_size=N)), K)
+
+
+@given(_placements())
+def test_no_uncoded_value_can_move_to_a_less_busy_storer(placement):
+    plan = verify_plan(plan_shuffle(placement, coded=False))
+    sent = [0] * placement.K
+    for packet in plan.packets:
+        sent[packet.sender] += 1
+    for packet in plan.packets:
+        for t in placement.storers[packet.segments[0].file]:
+            assert sent[packet.sender] <= sent[t] + 1
+
+
+def test_payload_bytes_of_unequal_segments():
+    # 7 bytes in 3 segments: 3, 2, 2 (numpy.array_split)
+    lengths = {0: [7, 7]}
+    sizes = [len(part) for part in split_value(b"abcdefg", 3)]
+    assert sizes == [3, 2, 2]
+    for index, size in enumerate(sizes):
+        packet = _single(1, receiver=0, file=0, index=index, count=3)
+        assert packet_payload_bytes(packet, lengths) == size
+    empty = Packet(sender=0, segments=())
+    assert packet_payload_bytes(empty, lengths) == 0
+    lengths_of_empty, payload = encode_packet([])
+    assert lengths_of_empty == ()
+    assert payload.shape == (0,)
