@@ -162,6 +162,9 @@ EQUIVALENT: dict[str, str] = {
         "busy, tested) holds, which balanced assignment comes out is unspecified"
     ),
     "mapreduce._plan.x__plan_uncoded__mutmut_9": "as mutant 7 (key dropped)",
+    "mapreduce._plan.x__plan_uncoded__mutmut_17": (
+        "moved = None in the loop: None and False are both false for `while`"
+    ),
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 
