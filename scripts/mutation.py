@@ -5,6 +5,7 @@ Usage (from the repository root)::
     python scripts/mutation.py --list               # the shards
     python scripts/mutation.py plan fields          # run two shards, print reports
     python scripts/mutation.py plan --report        # report of the last run only
+    python scripts/mutation.py plan --retest        # survivors again, after new tests
     python scripts/mutation.py plan --diff          # ... with each survivor's diff
     python scripts/mutation.py plan --mutants 'mapreduce._plan.x_verify_plan*'
 
@@ -232,6 +233,16 @@ def results(name: str) -> dict[str, dict[str, int]]:
     return codes
 
 
+def unexplained_survivors(name: str) -> list[str]:
+    """Survived or untested mutants of the shard's last run, equivalents aside."""
+    return [
+        mutant
+        for codes in results(name).values()
+        for mutant, code in sorted(codes.items())
+        if status(code) in ("survived", "no tests") and mutant not in EQUIVALENT
+    ]
+
+
 def status(code: int | None) -> str:
     """mutmut's name for an exit code (killed, survived, timeout, no tests...)."""
     from mutmut.stats import status_by_exit_code
@@ -285,6 +296,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--diff", action="store_true", help="print survivors' diffs")
     parser.add_argument("--max-children", type=int, default=1, help="parallel tests")
     parser.add_argument(
+        "--retest",
+        action="store_true",
+        help="rerun the last run's survivors (mutmut keeps results: new tests only "
+        "reach a cached survivor this way)",
+    )
+    parser.add_argument(
         "--mutants",
         nargs="+",
         default=[],
@@ -300,7 +317,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown shards {unknown}; --list shows them")
     unexplained = 0
     for name in args.shards:
-        if not args.report and run(name, args.max_children, args.mutants) != 0:
+        mutants = args.mutants or (unexplained_survivors(name) if args.retest else [])
+        if args.retest and not mutants:
+            print(f"shard {name}: no survivor to retest")
+        elif not args.report and run(name, args.max_children, mutants) != 0:
             print(f"mutmut failed on shard {name}", file=sys.stderr)
             return 2
         unexplained += len(report(name, diff=args.diff))

@@ -139,6 +139,7 @@ def test_exact_code_returns_the_end_of_the_balanced_range(primes):
         assert C.tolist() == [value]
 
 
+@settings(max_examples=25)
 @given(data=st.data())
 def test_real_decode_at_the_worst_erasure_pattern_and_dynamic_range(data):
     n, k = data.draw(st.sampled_from([(5, 3), (6, 4), (7, 5), (8, 5)]))
