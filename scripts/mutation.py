@@ -169,6 +169,33 @@ EQUIVALENT: dict[str, str] = {
     "mapreduce._plan.x__plan_uncoded__mutmut_17": (
         "moved = None in the loop: None and False are both false for `while`"
     ),
+    "mapreduce._plan.x__plan_uncoded__mutmut_46": (
+        "zip(..., strict=None): demands and senders have one entry each, always"
+    ),
+    "mapreduce._plan.x__plan_uncoded__mutmut_49": "as mutant 46 (strict dropped)",
+    "mapreduce._plan.x__plan_uncoded__mutmut_50": "as mutant 46 (strict=False)",
+    "mapreduce._plan.x__plan_group__mutmut_20": (
+        "P + len(senders) caps the list of senders later; only senders[t], t < P, "
+        "are read"
+    ),
+    "mapreduce._plan.x__plan_group__mutmut_42": (
+        "zip(..., strict=None): None is false, as strict=False"
+    ),
+    "mapreduce._plan.x__plan_group__mutmut_45": "strict dropped: False is its default",
+    "mapreduce._plan.x__group_transmissions__mutmut_27": (
+        "range(1, g + 2): c = g always reaches the best load, so next() stops first"
+    ),
+    "mapreduce._plan.x__plan_coded__mutmut_9": (
+        "design plan only from 3 classes: with 2 classes every design group has 2 "
+        "members (g = 1, plain unicasts), never lighter than Li's plan, which min() "
+        "keeps on ties (checked on (q, q') hypercubes)"
+    ),
+    "mapreduce._plan.x__plan_coded__mutmut_10": "as mutant 9 (>= 3)",
+    "mapreduce._plan.x__plan_groups__mutmut_3": (
+        "groups in another order: each group is planned alone, so only the order "
+        "of the packets changes, which a plan does not specify"
+    ),
+    "mapreduce._plan.x__plan_groups__mutmut_5": "as mutant 3 (key dropped)",
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from mapreduce import (
@@ -184,6 +184,7 @@ def _placements(draw):
 
 
 @given(_placements())
+@example(place_from_map([{1, 2}, {0, 1}, {0}], 3))  # one rebalancing pass is not enough
 def test_no_uncoded_value_can_move_to_a_less_busy_storer(placement):
     plan = verify_plan(plan_shuffle(placement, coded=False))
     sent = [0] * placement.K
@@ -207,3 +208,8 @@ def test_payload_bytes_of_unequal_segments():
     lengths_of_empty, payload = encode_packet([])
     assert lengths_of_empty == ()
     assert payload.shape == (0,)
+
+
+def test_plans_say_whether_they_are_coded():
+    assert plan_shuffle(LI32).is_coded is True
+    assert plan_shuffle(LI32, coded=False).is_coded is False
