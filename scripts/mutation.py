@@ -68,7 +68,15 @@ SHARDS: dict[str, Shard] = {
         ("mapreduce/_placement.py",),
         ("tests/mapreduce/test_placement.py", "tests/mapreduce/test_plan.py"),
     ),
-    "fields": Shard(("coded/codes/_fields.py",), (*_CODES_EXACT, _ERRORS)),
+    "fields": Shard(
+        ("coded/codes/_fields.py",),
+        (
+            "tests/coded/test_boundaries.py",
+            _ERRORS,
+            "tests/coded/test_exact.py",
+            "tests/coded/test_modular.py",
+        ),
+    ),
     "modular": Shard(
         ("coded/codes/_modular.py", "coded/codes/_modular_kernels.py"), _CODES_EXACT
     ),
@@ -196,6 +204,14 @@ EQUIVALENT: dict[str, str] = {
         "of the packets changes, which a plan does not specify"
     ),
     "mapreduce._plan.x__plan_groups__mutmut_5": "as mutant 3 (key dropped)",
+    "coded.codes._fields.x__max_abs__mutmut_2": (
+        "`if array.size or True`: _max_abs only sees operands that passed "
+        "_check_nonempty, so the empty branch is never taken"
+    ),
+    "coded.codes._fields.x__max_abs__mutmut_11": "as mutant 2 (empty gives 1)",
+    "coded.codes._fields.x__signed_residues__mutmut_13": (
+        "astype(copy=None): numpy reads None as False, the original's value"
+    ),
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 

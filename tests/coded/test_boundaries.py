@@ -151,3 +151,17 @@ def test_real_decode_at_the_worst_erasure_pattern_and_dynamic_range(data):
     rows = [code.subblocks * i + r for i in survivors for r in range(code.subblocks)]
     cond = np.linalg.cond(G[rows])
     assert_close_real(_decode(code, A, B, survivors), A @ B, cond)
+
+
+@pytest.mark.parametrize("dtype", [np.uint64, np.int64, np.uint8])
+def test_unsigned_operands_map_to_their_exact_residues(dtype):
+    # a zero B keeps the bound at 0, so A may hold any integer of its dtype: the
+    # systematic shares are A's blocks, as exact residues (uint64 above 2^63 too)
+    top = int(np.iinfo(dtype).max)
+    code = MDSCode(3, 2, field=P, systematic=True)
+    A = np.array([[top], [top - 1]], dtype=dtype)
+    encoded = code.encode_operands(A, np.zeros(1, dtype=dtype))
+    assert encoded.lefts[0].tolist() == [[top % P]]
+    assert encoded.lefts[1].tolist() == [[(top - 1) % P]]
+    shares = code.encode(A)
+    assert shares[0].tolist() == [[top % P]]
