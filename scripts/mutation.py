@@ -212,6 +212,11 @@ EQUIVALENT: dict[str, str] = {
     "coded.codes._fields.x__signed_residues__mutmut_13": (
         "astype(copy=None): numpy reads None as False, the original's value"
     ),
+    "coded.codes._fields.x__signed_residues__mutmut_15": (
+        "astype copies (copy flag dropped): np.mod returns a new array either way; "
+        "copy=False only saves memory"
+    ),
+    "coded.codes._fields.x__signed_residues__mutmut_16": "as mutant 15 (copy=True)",
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 
