@@ -130,7 +130,6 @@ SHARDS: dict[str, Shard] = {
             "tests/theory/test_simulation_result.py",
             "tests/theory/test_theory_error_branches.py",
             "tests/theory/test_model_conversions.py",
-            "tests/theory/test_straggling_levels.py",
             "tests/theory/test_overhead.py",
             "tests/mapreduce/test_straggling.py",
             "tests/mapreduce/test_emulator.py",
