@@ -23,6 +23,8 @@ from mapreduce import (
     verify_plan,
 )
 from mapreduce._coding import (
+    build_packet,
+    decode_received,
     decode_segment,
     encode_packet,
     join_segments,
@@ -213,3 +215,21 @@ def test_payload_bytes_of_unequal_segments():
 def test_plans_say_whether_they_are_coded():
     assert plan_shuffle(LI32).is_coded is True
     assert plan_shuffle(LI32, coded=False).is_coded is False
+
+
+def test_every_node_decodes_its_values_from_a_coded_plan():
+    # K = 3, r = 2: each packet XORs two half-values of unequal lengths
+    values = {f: [bytes([65 + f]) * (3 + f + k) for k in range(3)] for f in range(3)}
+    plan = verify_plan(plan_shuffle(LI32))
+    assert all(len(p.segments) == 2 for p in plan.packets)
+
+    def maps_of(node):
+        return {f: values[f] for f in LI32.files_of(node)}
+
+    sent = [(p, build_packet(p, maps_of(p.sender))) for p in plan.packets]
+    for k in range(3):
+        inbox = [(p, encoded) for p, encoded in sent if k in p.receivers]
+        lacking = [f for f in range(3) if k not in LI32.storers[f]]
+        assert decode_received(k, inbox, maps_of(k)) == {
+            f: values[f][k] for f in lacking
+        }
