@@ -8,6 +8,7 @@ matches). Valid values at the same boundary run in the neighbouring tests.
 
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from allocation import solve_hcmm
 from theory import (
     GroupProfile,
     K3Placement,
+    SimulationResult,
     WorkerProfile,
     best_loads_at,
     bpcc_optimum,
@@ -126,6 +128,18 @@ CASES = [
         TypeError,
         "f() got unexpected keyword arguments ['timout']; the execution options are ['timeout'].",
     ),
+    (lambda: load_straggling(0, 2, 3), ValueError, "`r` must be >= 1, got r=0."),
+    (lambda: load_straggling(1, 2, 0), ValueError, "`K` must be >= 1, got K=0."),
+    (
+        lambda: SimulationResult(mean=float("nan"), stderr=0.0, quantiles={}, trials=1),
+        ValueError,
+        "`mean` must be finite, got mean=nan.",
+    ),
+    (
+        lambda: SimulationResult(mean=1.0, stderr=0.0, quantiles={-0.5: 1.0}, trials=1),
+        ValueError,
+        "`quantiles` entries must be >= 0.0, got [-0.5].",
+    ),
     (
         lambda: solve_hcmm(PROFILE, 10, l_max=[5.0, 0.0]),
         ValueError,
@@ -171,3 +185,8 @@ def test_k3_placement_checks_its_files_and_storage():
             load=0,
             lp_load_values=0,
         )
+
+
+def test_the_smallest_valid_straggling_inputs():
+    assert load_straggling(1, 1, 1) == 0  # K = r = q = 1: nothing to shuffle
+    assert load_straggling(1, 2, 2) == Fraction(1, 2)
