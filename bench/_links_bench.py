@@ -13,7 +13,7 @@ forwarding), TeraSort of records generated on the workers:
   node's upload at its rate, downloads unlimited: only egress is shaped; values
   of ``100 n / (N K)`` bytes) plus a fixed cost calibrated once per case before
   the measured runs, never fitted to them: the shuffle of the same job on
-  ``n / 100`` records less its bytes term (median of 2);
+  ``n / 100`` records less its bytes term (median of 3, interleaved);
 - the in-process emulator on the same plans and rates (equal links only), on
   a cluster of the same processes with no shaping.
 
@@ -39,6 +39,7 @@ from mapreduce import (
 )
 
 SEED = 20261207
+CALIBRATIONS = 3  # tiny runs per case for its fixed cost (median)
 R = 2
 KS = (4, 8)
 N_WORKERS = 8
@@ -79,13 +80,17 @@ def _shuffle(client, n: int, K: int, mode: str, emulated: float | None = None):
 def _network_rows(client, name, rates, n, repeats) -> list[dict]:
     tiny = max(1_000, n // 100)
     cases = [(K, mode) for K in KS for mode in MODES]
-    fixed = {}
-    for K, mode in cases:  # calibrated once, before the runs it predicts
-        times = [_shuffle(client, tiny, K, mode).shuffle_seconds for _ in range(2)]
-        fixed[K, mode] = max(
+    tiny_runs: dict = {case: [] for case in cases}
+    for _ in range(CALIBRATIONS):  # interleaved: a burst of load hits every case
+        for K, mode in cases:
+            tiny_runs[K, mode].append(_shuffle(client, tiny, K, mode).shuffle_seconds)
+    fixed = {  # calibrated once, before the runs it predicts
+        (K, mode): max(
             0.0,
             statistics.median(times) - _predicted_bytes_seconds(tiny, K, mode, rates),
         )
+        for (K, mode), times in tiny_runs.items()
+    }
     runs: dict = {case: [] for case in cases}
     for repeat in range(repeats):
         for K, mode in cases:
@@ -120,6 +125,8 @@ def _network_rows(client, name, rates, n, repeats) -> list[dict]:
                 "fixed_seconds": fixed[K, mode],
                 "predicted_seconds": predicted,
                 "measured_over_predicted": shuffle / predicted,
+                "measured_over_bytes_model": shuffle / bytes_seconds,
+                "calibration_runs": tiny_runs[K, mode],
                 "runs": measured,
             }
         )
