@@ -34,6 +34,7 @@ import itertools
 import math
 from typing import Any
 
+import galois
 import numpy as np
 
 from coded.codes import (
@@ -44,7 +45,6 @@ from coded.codes import (
     RowMDSCode,
     UncodedCode,
 )
-from coded.codes._crt import exact_primes
 from coded.codes.interface import FieldLike
 from theory.validation import check_installed
 
@@ -456,7 +456,7 @@ def crt_boundary_operands(
     >>> check()
     """
     j = draw(st.integers(1, min(max_primes, 6)))
-    half = (math.prod(exact_primes(j)) - 1) // 2
+    half = (math.prod(_largest_primes_below_2_21(j)) - 1) // 2
     beyond = draw(st.booleans())
     if half + 1 <= _INT64.max:
         a, b = half + beyond, 1
@@ -467,6 +467,14 @@ def crt_boundary_operands(
     if draw(st.booleans()):
         a, b = b, a
     return np.array([[sign_a * a]]), np.array([sign_b * b])
+
+
+def _largest_primes_below_2_21(count: int) -> list[int]:
+    """Return the `count` largest primes below ``2^21`` (ExactCode's, derived apart)."""
+    primes = [galois.prev_prime(2**21 - 1)]
+    while len(primes) < count:
+        primes.append(galois.prev_prime(primes[-1] - 1))
+    return primes
 
 
 @st.composite
