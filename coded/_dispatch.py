@@ -134,13 +134,21 @@ class ExecutionOptions:
         near 2^-35), Freivalds checks otherwise. ``verify="correct"`` needs
         ``n - k >= 1`` spare workers with Freivalds checks, ``>= 2`` with
         redundancy (a named ``ValueError`` otherwise).
+    transport : {"auto", "resident", "tasks"}
+        How a call on a placed A reaches its workers. ``"resident"``: one
+        message per worker to the server that holds its share (registered by
+        :func:`coded.place_operand`); the results stream back without the
+        scheduler (``output="numpy"``, B in memory). ``"tasks"``: pinned tasks
+        through the scheduler, as every fresh call runs. ``"auto"`` (default):
+        resident wherever it applies. :attr:`MatmulResult.transport` says
+        which ran (docs/guide/cluster.md).
 
     Examples
     --------
     >>> from coded import ExecutionOptions
     >>> ExecutionOptions(timeout=5, rng=0)  # doctest: +NORMALIZE_WHITESPACE
     ExecutionOptions(stragglers=None, timeout=5.0, rng=0, output='numpy',
-                     verify='detect', check='auto')
+                     verify='detect', check='auto', transport='auto')
     """
 
     stragglers: Stragglers | None = None
@@ -149,6 +157,7 @@ class ExecutionOptions:
     output: Literal["numpy", "dask"] = "numpy"
     verify: Literal["detect", "correct", "off"] = "detect"
     check: Literal["auto", "freivalds", "redundancy"] = "auto"
+    transport: Literal["auto", "resident", "tasks"] = "auto"
 
     def __post_init__(self) -> None:
         timeout = check_real(self.timeout, "timeout", min_value=0.0, strict_min=True)
@@ -171,6 +180,11 @@ class ExecutionOptions:
             raise ValueError(
                 "`check` must be 'auto', 'freivalds' or 'redundancy', got "
                 f"check={self.check!r}."
+            )
+        if self.transport not in ("auto", "resident", "tasks"):
+            raise ValueError(
+                "`transport` must be 'auto', 'resident' or 'tasks', got "
+                f"transport={self.transport!r}."
             )
         if self.check == "redundancy" and self.output != "numpy":
             raise ValueError(
@@ -476,6 +490,8 @@ async def start_encoded_async(
     remote_right: Any = None,
     checks: Any = None,
     suspects: dict[int, str] | None = None,
+    transport: str = "tasks",
+    decide: bool = False,
 ) -> MatmulHandle:
     """Submit encoded operands on `addresses`; return the product's handle.
 
@@ -484,10 +500,20 @@ async def start_encoded_async(
     placement's :class:`~coded.codes.interface.ShareChecks` (fresh calls draw
     their own from ``encoded.lefts``). `suspects`: where a placement records
     the workers whose pieces fail their checks (across its calls).
+    `transport`: ``"tasks"`` or ``"resident"`` (a placement's servers).
+    `decide`: on the resident transport, also wait here until the run decided
+    (one hop to the event loop for a blocking call; the handle's ``result()``
+    then only decodes).
     """
     from coded.runtime import BackupPolicy
-    from coded.runtime.interface import submit_execution_async
+    from coded.runtime.interface import CallSpec, submit_call_async
 
+    if options.transport == "resident" and placed_lefts is None:
+        raise ValueError(
+            "`transport='resident'` serves the shares of a placed A "
+            "(coded.place_operand); a fresh call runs as tasks: use "
+            "transport='auto' or 'tasks'."
+        )
     n = len(addresses)
     stragglers = options.stragglers
     faults = None if stragglers is None else stragglers.sample(n, rng=options.rng)
@@ -520,10 +546,9 @@ async def start_encoded_async(
     encode_seconds += time.perf_counter() - drawn  # a fresh call's checks
     if remote_right is not None:
         encoded = dataclasses.replace(encoded, shared_right=remote_right)
-    return await submit_execution_async(
-        client,
-        code,
-        encoded,
+    spec = CallSpec(
+        code=code,
+        encoded=encoded,
         addresses=addresses,
         batches=batches,
         faults=faults,
@@ -541,7 +566,12 @@ async def start_encoded_async(
         verification=verification,
         began=began,
         encode_seconds=encode_seconds,
+        transport=transport,
     )
+    handle = await submit_call_async(client, spec)
+    if decide and transport == "resident":  # the task path waits in its thread
+        await handle.decide_async()
+    return handle
 
 
 def resolved_check(code: Code, encoded: Any, options: ExecutionOptions) -> str:

@@ -112,6 +112,10 @@ class MatmulResult:
     tasks : tuple of TaskRecord
         Every task of the run, in submission order (what :meth:`plot_timeline`
         draws).
+    transport : {"tasks", "resident"}
+        How the call reached the workers: pinned tasks through the scheduler,
+        or one message per worker to the resident servers of a placement
+        (docs/guide/cluster.md#two-transports).
 
     Notes
     -----
@@ -138,6 +142,7 @@ class MatmulResult:
     suspect_workers: tuple[int, ...] = ()
     verification: str = "off"
     tasks: tuple[TaskRecord, ...] = ()
+    transport: str = "tasks"
 
     def __post_init__(self) -> None:
         stages = dict(self.stage_seconds)
