@@ -4,19 +4,21 @@
 (``_resident_server.ResidentServer``) once per client. A :class:`ResidentRun`
 drives one call's pure :class:`~coded.runtime._state.RunState` as the task
 driver does, with messages instead of tasks: `Submit` sends each worker its
-batch chain on a pooled connection of the client (distributed's ``rpc`` pool,
-so TLS clusters are served alike), one reader per connection turns the batches
-that stream back into `TaskFinished` / `TaskFailed` events, `Cancel` writes the
-stop on the connections still computing, `Backup` sends one batch to another
-worker (which fetches the share for that call). A connection that closes (its
-worker died) fails that worker's outstanding batches at once; one that stays
-silent past the deadline (a stopped process) is abandoned.
+batch chain on an idle channel (a connection of the client's own ``rpc`` pool,
+kept open across calls and closed with the client; TLS clusters are served
+alike), one reader per job turns the batches that stream back into
+`TaskFinished` / `TaskFailed` events, `Cancel` writes the stop on the channels
+still computing, `Backup` sends one batch to another worker (which fetches the
+share for that call). A channel that closes (its worker died) fails that
+worker's outstanding batches at once; one silent past the deadline (a stopped
+process) is abandoned.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
 import weakref
 from collections import defaultdict
@@ -31,7 +33,7 @@ from distributed.protocol import to_serialize
 from coded.runtime._call import CallSpec, new_state, task_fault
 from coded.runtime._dask_helpers import live_addresses_async, scheduler_lost
 from coded.runtime._resident_server import (
-    CALL_OP,
+    CHANNEL_OP,
     PLUGIN_NAME,
     ResidentJob,
     ResidentServer,
@@ -62,6 +64,16 @@ _IDLE_POLL_SECONDS = 0.25
 _BACKUP_POLL_SECONDS = 0.01
 _GRACE_SECONDS = 5.0  # a silent worker's connection outlives the deadline by this
 _served: weakref.WeakSet[Client] = weakref.WeakSet()
+# a client's idle channels per worker address: connections of its rpc pool that
+# stay open (occupied) until the client closes them with the pool
+_channels: weakref.WeakKeyDictionary[Client, dict[str, list[Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+_tokens = itertools.count()
+
+
+def _idle_channels(client: Client) -> dict[str, list[Any]]:
+    return _channels.setdefault(client, defaultdict(list))
 
 
 def serve_placements(client: Client) -> bool:
@@ -81,15 +93,21 @@ def serve_placements(client: Client) -> bool:
     return True
 
 
-def _served_calls(dask_worker: Any) -> tuple[int, int]:
+def _served_calls(dask_worker: Any) -> dict[str, int] | None:
     plugin = dask_worker.plugins.get(PLUGIN_NAME)
-    return (-1, -1) if plugin is None else (len(plugin.running), plugin.served)
+    if plugin is None:
+        return None
+    return {
+        "running": len(plugin.running),
+        "channels": plugin.channels,
+        "served": plugin.served,
+    }
 
 
-def served_calls(client: Client) -> dict[str, tuple[int, int]]:
-    """Per worker: (calls running now, calls served) by its resident server.
+def served_calls(client: Client) -> dict[str, dict[str, int] | None]:
+    """Per worker, its resident server's jobs running, open channels, jobs served.
 
-    ``(-1, -1)`` on a worker without one.
+    None for a worker without a server.
     """
     return client.run(_served_calls)
 
@@ -99,19 +117,21 @@ class _Stream:
     """One connection serving one job: the copies it still owes."""
 
     address: str
+    token: int
+    call_id: str
     pending: dict[int, CopyKey]  # batch -> (task, copy)
-    comm: Any = None
+    comm: Any = None  # its channel while the job runs
     stopped: bool = False  # no result of it is wanted any more
     stop_sent: bool = False  # the one message back is written (exactly once)
     reader: Any = None  # the task reading its replies
 
     async def send_stop(self) -> None:
-        """Write the stop, once, on the open connection (else: once it opens)."""
+        """Write the stop, once, while the job runs (else: once it is sent)."""
         if self.comm is None or self.stop_sent:
             return
         self.stop_sent = True
         with contextlib.suppress(OSError, CommClosedError):
-            await self.comm.write({"stop": True})
+            await self.comm.write({"stop": self.token, "call": self.call_id})
 
 
 class ResidentRun:
@@ -194,7 +214,9 @@ class ResidentRun:
             t.batch: (t.key, latest[t.key] if copy is None else copy) for t in chain
         }
         key = self.keys[worker]
+        token = next(_tokens)
         job = ResidentJob(
+            token=token,
             call_id=self.call_id,
             key=key,
             holder=None if host == worker else self.addresses[worker],
@@ -206,7 +228,10 @@ class ResidentRun:
             ),
             submitted_at=time.time(),
         )
-        stream = _Stream(address=self.addresses[host], pending=copies)
+        address = self.addresses[host]
+        stream = _Stream(
+            address=address, token=token, call_id=self.call_id, pending=copies
+        )
         self.streams.add(stream)
         for copy_key in copies.values():
             self.hosts[copy_key] = stream
@@ -214,24 +239,30 @@ class ResidentRun:
         stream.reader = asyncio.ensure_future(self._serve(stream, job, right))
 
     async def _serve(self, stream: _Stream, job: ResidentJob, right: Any) -> None:
-        """Send `job` on a pooled connection and turn its replies into events."""
-        pool, address = self.client.rpc, stream.address
+        """Send `job` on an idle channel and turn its replies into events."""
+        address = stream.address
+        idle = _idle_channels(self.client)[address]
+        message = {"job": to_serialize(job), "right": to_serialize(right)}
         try:
-            stream.comm = await pool.connect(address)
-            message = {"op": CALL_OP, "job": to_serialize(job)}
-            await stream.comm.write({**message, "right": to_serialize(right)})
-            if stream.stopped:
-                await stream.send_stop()
-            while True:
-                reply = await asyncio.wait_for(stream.comm.read(), self._patience())
-                if not isinstance(reply, dict):  # no server: its handler is missing
-                    raise KeyError(f"{address} runs no resident server")
-                if reply.get("done"):
-                    break
-                self._push(self._event(stream, reply))
+            async with asyncio.timeout(self._patience()):
+                while idle and stream.comm is None:
+                    comm = idle.pop()
+                    stream.comm = None if comm.closed() else comm
+                if stream.comm is None:  # a new channel: the op opens it
+                    stream.comm = await self.client.rpc.connect(address)
+                    message["op"] = CHANNEL_OP
+                await stream.comm.write(message)
+                if stream.stopped:
+                    await stream.send_stop()
+                while True:
+                    reply = await stream.comm.read()
+                    if not isinstance(reply, dict):  # an old worker: no handler
+                        raise KeyError(f"{address} runs no resident server")
+                    if "done" in reply:
+                        break
+                    self._push(self._event(stream, reply))
             self._ended(stream, "its chain stopped after a failed batch")
-            await stream.send_stop()
-            pool.reuse(address, stream.comm)
+            idle.append(stream.comm)
             stream.comm = None
         except (OSError, CommClosedError) as error:
             why = f"its Dask worker {address} closed the connection ({error})"
@@ -241,12 +272,13 @@ class ResidentRun:
         except KeyError as error:
             self._ended(stream, error.args[0])
         finally:
-            if stream.comm is not None:
+            if stream.comm is not None:  # broken or abandoned: never reused
                 stream.comm.abort()
+                stream.comm = None
             self.streams.discard(stream)
 
     def _patience(self) -> float:
-        """Seconds a reader waits for its next reply: until past the deadline."""
+        """Seconds a job may take to answer: until past the call's deadline."""
         return max(0.0, self.state.deadline - time.perf_counter()) + _GRACE_SECONDS
 
     def _event(self, stream: _Stream, reply: dict[str, Any]) -> Event:

@@ -7,16 +7,18 @@ plugin does the same for calls on placed operands. A placed share stays where
 scheduler still owns its lifetime, so a release or a client that disconnects
 drops it as before); the plugin keeps nothing of a placement between calls.
 
-One call is one message per worker on a pooled connection of the client
-(:data:`CALL_OP`): the share's key, the right operand and the batch chain. The
-server computes the batches in order in its own thread (the event loop stays
-free for heartbeats and the cancel), writes each result as it finishes
-(``{"batch": j, "output": TaskOutput}``, or ``{"batch": j, "why": ...}`` for a
-batch that raised, after which the chain stops), then ``{"done": True}``. The
-client's one message back on that connection, the stop, ends the call: sent
-early, it cancels the batches not yet started and wakes an injected wait; a
-connection that closes does the same. A batch that raises is named in its
-message, never a hang.
+A client talks to a server over channels: connections of its own ``rpc`` pool
+that it keeps open (and that close with the client), opened by
+:data:`CHANNEL_OP`. One call is one message per worker on an idle channel
+(``{"job": ResidentJob, "right": B}``: the share's key, the right operand and the
+batch chain). The server computes the batches in order in its own thread (the
+event loop stays free for heartbeats and the stop), writes each result as it
+finishes (``{"batch": j, "output": TaskOutput}``, or ``{"batch": j, "why": ...}``
+for a batch that raised, after which the chain stops), then ``{"done": token}``;
+the channel is then idle again. ``{"stop": token, "call": call_id}`` cancels the
+batches not yet started and wakes the call's injected waits; a stop for a job
+already done is ignored, and a channel that closes (the client left) stops its
+job. A batch that raises is named in its message, never a hang.
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ from distributed.protocol import to_serialize
 from coded.injection import TaskFault
 from coded.runtime import _worker
 
-__all__ = ["CALL_OP", "PLUGIN_NAME", "ResidentJob", "ResidentServer"]
+__all__ = ["CHANNEL_OP", "PLUGIN_NAME", "ResidentJob", "ResidentServer"]
 
 PLUGIN_NAME = "coded-resident"
-CALL_OP = "coded_resident_call"
+CHANNEL_OP = "coded_resident_channel"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -49,6 +51,8 @@ class ResidentJob:
 
     Parameters
     ----------
+    token : int
+        The job's number on its client (its stop and its done name it).
     call_id : str
         The call's id (ends in the client's process id).
     key : str
@@ -66,6 +70,7 @@ class ResidentJob:
         Wall-clock time the client sent the call.
     """
 
+    token: int
     call_id: str
     key: str
     holder: str | None
@@ -88,38 +93,56 @@ class ResidentServer(WorkerPlugin):
 
     def setup(self, worker: Any) -> None:
         self.worker = worker
-        self.running: dict[int, threading.Event] = {}  # one per open call
+        self.running: dict[tuple[str, int], threading.Event] = {}  # job -> its stop
+        self.channels = 0
         self.served = 0
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="coded-resident")
-        worker.handlers[CALL_OP] = self.call
+        worker.handlers[CHANNEL_OP] = self.channel
 
     def teardown(self, worker: Any) -> None:
-        worker.handlers.pop(CALL_OP, None)
+        worker.handlers.pop(CHANNEL_OP, None)
         for cancelled in self.running.values():
             cancelled.set()
         self.executor.shutdown(wait=False)
 
-    async def call(self, comm: Any, job: ResidentJob, right: Any) -> Status:
-        """Serve one call on `comm` (the handler of :data:`CALL_OP`)."""
-        cancelled = threading.Event()
-        token = id(cancelled)
-        self.running[token] = cancelled
-        stop = asyncio.ensure_future(comm.read())  # the client's stop (or close)
-        stop.add_done_callback(lambda _: _stop(job.call_id, cancelled))
+    async def channel(self, comm: Any, job: ResidentJob, right: Any) -> Status:
+        """Serve the jobs of one channel until it closes (:data:`CHANNEL_OP`)."""
+        self.channels += 1
+        serving = None
+        try:
+            while True:
+                serving = asyncio.ensure_future(self._job(comm, job, right))
+                while True:
+                    message = await comm.read()
+                    if "stop" not in message:
+                        break
+                    stopped = self.running.get((message["call"], message["stop"]))
+                    if stopped is not None:
+                        _stop(message["call"], stopped)
+                await serving  # the client sends a job once the last is done
+                job, right = message["job"], message["right"]
+        except (OSError, CommClosedError):  # the client left: stop its job
+            if serving is not None and not serving.done():
+                cancelled = self.running.get((job.call_id, job.token))
+                if cancelled is not None:
+                    _stop(job.call_id, cancelled)
+        finally:
+            self.channels -= 1
+        return Status.dont_reply
+
+    async def _job(self, comm: Any, job: ResidentJob, right: Any) -> None:
+        """Compute and answer one job; its stop is in ``running`` meanwhile."""
+        key = (job.call_id, job.token)
+        cancelled = self.running[key] = threading.Event()
         try:
             await self._serve(comm, job, right, cancelled)
-            cancelled.set()  # a stop from now on only ends the call
-            await comm.write({"done": True})
-            await asyncio.wait([stop])  # the connection is clean for the next call
+            cancelled.set()  # a stop from now on only meets a finished chain
+            await comm.write({"done": job.token})
         except (OSError, CommClosedError):  # the client left: nothing to answer
             pass
         finally:
-            self.running.pop(token, None)
+            del self.running[key]
             self.served += 1
-            stop.cancel()
-            if stop.done() and not stop.cancelled():
-                stop.exception()  # retrieved: a closed connection is expected
-        return Status.dont_reply
 
     async def _serve(
         self, comm: Any, job: ResidentJob, right: Any, cancelled: threading.Event
@@ -193,8 +216,8 @@ def _compute(
 def _stop(call_id: str, cancelled: threading.Event) -> None:
     """End the chain on the client's stop (or its leaving); wake its waits.
 
-    After the chain's last batch (`cancelled` already set) the stop only
-    closes the call; before, it also wakes the call's injected waits here.
+    After the chain's last batch (`cancelled` already set) a stop changes
+    nothing; before, it also wakes the call's injected waits here.
     """
     if not cancelled.is_set():
         cancelled.set()

@@ -53,7 +53,7 @@ def _outcome(placed, B, **options):
         result = coded_matmul(placed, B, **options)
     except (NotEnoughResultsError, InconsistentResultsError) as error:
         return type(error).__name__, _named(error)
-    return result.product, result.transport
+    return result.product, result.transport, result.suspect_workers
 
 
 def _named(error):
@@ -123,6 +123,7 @@ def test_resident_and_task_paths_agree_on_named_errors(cluster, name, fault, see
     assert not isinstance(tasks[0], str)
     np.testing.assert_allclose(resident[0], tasks[0], atol=1e-8)
     assert (resident[1], tasks[1]) == ("resident", "tasks")
+    assert resident[2] == tasks[2] == ((2,) if verify == "correct" else ())
 
 
 def test_stragglers_batches_and_cancel_on_resident_servers(client):
@@ -169,10 +170,14 @@ def _wait_until_idle(client, seconds=10.0):
     deadline = time.monotonic() + seconds
     while True:
         state = served_calls(client)
-        if all(running == 0 for running, _ in state.values()):
+        if all(served["running"] == 0 for served in state.values()):
             return state
         assert time.monotonic() < deadline, f"calls still running: {state}"
         time.sleep(0.05)
+
+
+def _channels(client):
+    return sum(served["channels"] for served in served_calls(client).values())
 
 
 def _coded_keys(dask_worker):
@@ -198,9 +203,19 @@ def test_sigkill_within_the_tolerance_is_a_straggler(processes):
         handle = submit_matmul(placed, B, stragglers=Stragglers(delays={0: 30.0}))
         os.kill(_pids(client)[victim], signal.SIGKILL)
         result = handle.result()
-    np.testing.assert_allclose(result.product, A @ B, atol=1e-8)
-    assert 0 not in result.used_workers
-    assert result.transport == "resident"
+        np.testing.assert_allclose(result.product, A @ B, atol=1e-8)
+        assert 0 not in result.used_workers
+        assert result.transport == "resident"
+        client.wait_for_workers(4, timeout=60)  # the nanny restarted it
+        deadline = time.monotonic() + 10
+        while 0 in placed.live:  # the client learns the share is gone
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert placed.repair() == (0,)
+        repaired = coded_matmul(placed, B, stragglers=Stragglers(delays={1: 30.0}))
+    np.testing.assert_allclose(repaired.product, A @ B, atol=1e-8)
+    assert repaired.transport == "resident"
+    assert 0 in repaired.used_workers  # the rebuilt share served the call
 
 
 def test_sigkill_beyond_the_tolerance_fails_at_once(processes):
@@ -236,17 +251,22 @@ def test_disconnect_and_release_leave_nothing_on_the_workers(processes):
     client = processes.client
     client.wait_for_workers(4, timeout=60)
     A, B = _operands(10, 24, 4, 0, integer=False)
+    channels = _channels(client)
     other = Client(client.scheduler.address)
     placed = place_operand(A, client=other, k=3)
     assert any(client.run(_coded_keys).values())
     handle = submit_matmul(placed, B, stragglers=Stragglers(delays={0: 30.0, 1: 30.0}))
     deadline = time.monotonic() + 10
-    while not any(running for running, _ in served_calls(client).values()):
+    while not any(served["running"] for served in served_calls(client).values()):
         assert time.monotonic() < deadline, "the call never reached the servers"
         time.sleep(0.02)
     other.close()  # mid-call: the servers stop, the scheduler drops the shares
     del handle
     _wait_until_idle(client)
+    deadline = time.monotonic() + 10
+    while _channels(client) != channels:  # the other client's channels closed
+        assert time.monotonic() < deadline, (_channels(client), channels)
+        time.sleep(0.05)
     deadline = time.monotonic() + 10
     while any(client.run(_coded_keys).values()):
         assert time.monotonic() < deadline, client.run(_coded_keys)
