@@ -182,15 +182,23 @@ def targets(rows):
     }
     if len(by_n) >= 2:
         low, high = min(by_n), max(by_n)
-        added = high - low
-        per_resident = (by_n[high]["resident"] - by_n[low]["resident"]) / added
-        per_raw = (by_n[high]["raw"] - by_n[low]["raw"]) / added
-        ratio = per_resident / per_raw if per_raw > 0 else float("inf")
+        per = per_worker(rows)
+        ratio = per["resident"] / per["raw"] if per["raw"] > 0 else float("inf")
         report[f"added worker ({low}->{high}): resident / raw <= 2"] = [
             ratio,
             ratio <= 2.0,
         ]
     return report
+
+
+def per_worker(rows):
+    """Seconds each added worker costs each call: the slope between the n's."""
+    by_n = {row["n"]: row for row in rows}
+    low, high = min(by_n), max(by_n)
+    return {
+        name: (by_n[high][name] - by_n[low][name]) / (high - low)
+        for name in ("raw", "resident", "tasks")
+    }
 
 
 def main(argv=None):
@@ -223,13 +231,25 @@ def main(argv=None):
             f"{row['resident_vs_tasks']:.2f}x"
         )
     report = targets(rows)
+    per = per_worker(rows) if len(rows) >= 2 else {}
+    if per:
+        print(
+            "per added worker: "
+            + ", ".join(f"{name} {1e3 * cost:.3f} ms" for name, cost in per.items())
+        )
     for name, (ratio, met) in report.items():
         print(f"target {name}: {ratio:.2f} ({'met' if met else 'NOT met'})")
     load = os.getloadavg()
     print(f"load average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     write_results(
         "floor",
-        {"repeats": repeats, "rows": rows, "targets": report, "load": load},
+        {
+            "repeats": repeats,
+            "rows": rows,
+            "per_worker_seconds": per,
+            "targets": report,
+            "load": load,
+        },
         quick=args.quick,
     )
     return rows
