@@ -80,6 +80,9 @@ class GradientStep:
         ``decode``, ``compute``).
     cancelled_tasks : int
         Tasks cancelled once the gradient was decodable.
+    transport : {"tasks", "resident"}
+        How the step reached the workers (docs/guide/cluster.md): one message
+        per worker to its resident server, or pinned tasks.
     """
 
     gradient: np.ndarray
@@ -92,6 +95,7 @@ class GradientStep:
     step_seconds: float
     stage_seconds: Mapping[str, float]
     cancelled_tasks: int
+    transport: str = "tasks"
 
 
 def _split_rows(data: Any, n: int) -> tuple[list[Any], list[int]]:
@@ -235,6 +239,7 @@ class GradientPlacement:
             worker_rows=self.worker_rows,
             faults=faults,
             timeout=run_options.timeout,
+            transport=run_options.transport,
         )
         seconds = time.perf_counter() - began
         missing = self.scheme.missing_partitions(run.used_workers)
@@ -249,6 +254,7 @@ class GradientPlacement:
             step_seconds=seconds,
             stage_seconds=MappingProxyType(dict(run.stage_seconds)),
             cancelled_tasks=run.cancelled_tasks,
+            transport=run.transport,
         )
 
     def release(self) -> None:

@@ -277,3 +277,32 @@ def test_disconnect_and_release_leave_nothing_on_the_workers(processes):
     while any(client.run(_coded_keys).values()):
         assert time.monotonic() < deadline, client.run(_coded_keys)
         time.sleep(0.05)
+
+
+def test_gradient_steps_and_iterations_run_resident(client):
+    from coded import place_gradient_data
+    from coded.linalg import power_method
+
+    rng = np.random.default_rng(12)
+    X, y = rng.standard_normal((36, 3)), rng.standard_normal(36)
+
+    def grad(part, w):
+        Xp, yp = part
+        return Xp.T @ (Xp @ w - yp)
+
+    w = rng.standard_normal(3)
+    with place_gradient_data((X, y), grad, client=client, s=1) as placed:
+        step = placed.gradient(w, stragglers=Stragglers(delays={0: 30.0}))
+        as_tasks = placed.gradient(w, transport="tasks")
+    np.testing.assert_allclose(as_tasks.gradient, step.gradient, atol=1e-9)
+    assert as_tasks.transport == "tasks"
+    np.testing.assert_allclose(step.gradient, X.T @ (X @ w - y), atol=1e-9)
+    assert step.transport == "resident"
+    assert 0 not in step.used_workers
+    A = np.diag([3.0, 1.0, 0.5])
+    with place_operand(A, client=client, k=N_WORKERS - 2) as placed:
+        result = power_method(placed, iterations=12, rng=0)
+        tasks = power_method(placed, iterations=12, rng=0, transport="tasks")
+    np.testing.assert_allclose(result.solution, tasks.solution, atol=1e-9)
+    assert result.value == pytest.approx(3.0, abs=1e-6)
+    _wait_until_idle(client)
