@@ -125,9 +125,11 @@ def measure(n, rows_per_block, d, repeats):
     try:
         with coded.LocalCodedCluster(n_workers=n, processes=True) as cluster:
             client = cluster.client
+            client.wait_for_workers(n, timeout=120)
+            placed = coded.place_operand(A, client=client, n=n, k=k)
             chunks = (-(-A.shape[0] // n), -1)
             A_da = client.persist(da.from_array(A, chunks=chunks))
-            with coded.place_operand(A, client=client, n=n, k=k) as placed:
+            with placed:
                 calls = {
                     "raw": lambda: raw.call(x),
                     "resident": lambda: coded.coded_matmul(placed, x),

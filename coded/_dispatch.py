@@ -42,6 +42,7 @@ __all__ = [
     "EMBEDDED_WORKERS",
     "SCHEMES",
     "STREAM_BATCHES",
+    "CallPlan",
     "ExecutionOptions",
     "Scheme",
     "build_code",
@@ -467,40 +468,76 @@ def whole_batches(lefts: Any) -> list[list[tuple[int, int]]]:
     return [[(0, int(np.shape(left)[0]))] for left in lefts]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class CallPlan:
+    """One call, encoded and ready to run: what its entry point hands the runtime.
+
+    Built once by the entry point (``coded_matmul``, a placement's call) and
+    carried whole to :func:`start_encoded_async`, which adds the call's checks
+    and faults and starts it on its transport.
+
+    Parameters
+    ----------
+    code : Code
+        The code that encoded the operands.
+    encoded : EncodedOperands
+        Its encoding (a placement's: A's shares and this call's B).
+    B : array
+        The right operand as given (its columns weigh the injected durations).
+    name : str
+        The scheme's name in the record and the Dask keys.
+    addresses : list of str
+        The Dask worker of each code worker.
+    batches : sequence of sequences of (int, int)
+        Row ranges of each worker's batch chain.
+    began : float
+        ``time.perf_counter()`` at the start of the call.
+    encode_seconds : float
+        Seconds spent encoding before the run.
+    options : ExecutionOptions
+        How the call runs.
+    placed_lefts : sequence of Future, optional
+        A placement's shares (None: a fresh call ships its own).
+    remote_right : Future, optional
+        The shared right operand, encoded on the cluster (``encoded`` then
+        holds a stand-in of it).
+    checks : ShareChecks, optional
+        The placement's secret Freivalds projections (fresh calls draw their
+        own from ``encoded.lefts``).
+    suspects : dict of int to str, optional
+        Where a placement records the workers whose pieces fail their checks.
+    transport : {"tasks", "resident"}
+        How the call reaches its workers (resident: a placement's servers).
+    """
+
+    code: Code
+    encoded: Any
+    B: Any
+    name: str
+    addresses: list[str]
+    batches: Any
+    began: float
+    encode_seconds: float
+    options: ExecutionOptions
+    placed_lefts: Any = None
+    remote_right: Any = None
+    checks: Any = None
+    suspects: dict[int, str] | None = None
+    transport: str = "tasks"
+
+
 def start_encoded(
-    client: Client, code: Code, encoded: Any, B: Any, **kwargs: Any
+    client: Client, plan: CallPlan, *, decide: bool = False
 ) -> MatmulHandle:
-    """Submit encoded operands (:func:`start_encoded_async`, blocking client)."""
-    return client.sync(start_encoded_async, client, code, encoded, B, **kwargs)
+    """Start `plan` (:func:`start_encoded_async`, blocking client); its handle."""
+    return client.sync(start_encoded_async, client, plan, decide=decide)
 
 
 async def start_encoded_async(
-    client: Client,
-    code: Code,
-    encoded: Any,
-    B: Any,
-    *,
-    name: str,
-    addresses: list[str],
-    batches: Any,
-    began: float,
-    encode_seconds: float,
-    options: ExecutionOptions,
-    placed_lefts: Any = None,
-    remote_right: Any = None,
-    checks: Any = None,
-    suspects: dict[int, str] | None = None,
-    transport: str = "tasks",
-    decide: bool = False,
+    client: Client, plan: CallPlan, *, decide: bool = False
 ) -> MatmulHandle:
-    """Submit encoded operands on `addresses`; return the product's handle.
+    """Start `plan` on its transport; return the product's handle.
 
-    `remote_right`: a future of the shared right operand, encoded on the
-    cluster (``encoded`` then holds a stand-in of it). `checks`: the
-    placement's :class:`~coded.codes.interface.ShareChecks` (fresh calls draw
-    their own from ``encoded.lefts``). `suspects`: where a placement records
-    the workers whose pieces fail their checks (across its calls).
-    `transport`: ``"tasks"`` or ``"resident"`` (a placement's servers).
     `decide`: on the resident transport, also wait here until the run decided
     (one hop to the event loop for a blocking call; the handle's ``result()``
     then only decodes).
@@ -508,6 +545,10 @@ async def start_encoded_async(
     from coded.runtime import BackupPolicy
     from coded.runtime.interface import CallSpec, submit_call_async
 
+    code, encoded, options = plan.code, plan.encoded, plan.options
+    addresses, batches, name = plan.addresses, plan.batches, plan.name
+    placed_lefts, remote_right = plan.placed_lefts, plan.remote_right
+    encode_seconds = plan.encode_seconds
     if options.transport == "resident" and placed_lefts is None:
         raise ValueError(
             "`transport='resident'` serves the shares of a placed A "
@@ -517,7 +558,7 @@ async def start_encoded_async(
     n = len(addresses)
     stragglers = options.stragglers
     faults = None if stragglers is None else stragglers.sample(n, rng=options.rng)
-    weights = [_column_share(encoded.right(i), B) for i in range(n)]
+    weights = [_column_share(encoded.right(i), plan.B) for i in range(n)]
     layout = None if options.output == "numpy" else product_layout(code, encoded)
     drawn = time.perf_counter()
     redundancy = "off"
@@ -532,9 +573,9 @@ async def start_encoded_async(
             encoded,
             batches,
             options.verify,
-            checks=checks,
+            checks=plan.checks,
             fresh=placed_lefts is None,
-            suspects=suspects,
+            suspects=plan.suspects,
         )
     if check is not None and remote_right is not None:  # B is on the cluster
         from coded.runtime.interface import evaluate_remote_async
@@ -561,15 +602,15 @@ async def start_encoded_async(
         check=check,
         verify=options.verify,
         redundancy=redundancy,
-        suspects=suspects,
+        suspects=plan.suspects,
         scheme=name,
         verification=verification,
-        began=began,
+        began=plan.began,
         encode_seconds=encode_seconds,
-        transport=transport,
+        transport=plan.transport,
     )
     handle = await submit_call_async(client, spec)
-    if decide and transport == "resident":  # the task path waits in its thread
+    if decide and plan.transport == "resident":  # the task path waits in its thread
         await handle.decide_async()
     return handle
 
@@ -769,16 +810,12 @@ def product_layout(code: Code, encoded: Any) -> Any:
     return ProductLayout(shape, dtype, block)
 
 
-def run_encoded(
-    client: Client, code: Code, encoded: Any, B: Any, **kwargs: Any
-) -> MatmulResult:
-    """Run encoded operands (as :func:`start_encoded`) and wait for the result."""
-    return start_encoded(client, code, encoded, B, **kwargs).result()
+def run_encoded(client: Client, plan: CallPlan) -> MatmulResult:
+    """Run `plan` (as :func:`start_encoded`) and wait for the result."""
+    return start_encoded(client, plan, decide=True).result()
 
 
-async def run_encoded_async(
-    client: Client, code: Code, encoded: Any, B: Any, **kwargs: Any
-) -> MatmulResult:
+async def run_encoded_async(client: Client, plan: CallPlan) -> MatmulResult:
     """:func:`run_encoded` with an asynchronous client."""
-    handle = await start_encoded_async(client, code, encoded, B, **kwargs)
+    handle = await start_encoded_async(client, plan)
     return await handle.result_async()

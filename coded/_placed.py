@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from coded._dispatch import (
+    CallPlan,
     ExecutionOptions,
     build_code,
     check_operands,
@@ -603,11 +604,10 @@ def start_placed(
             "give `B` of that kind, or place A again with a matching `field`."
         ) from error
     encode_seconds = time.perf_counter() - began
-    return start_encoded(
-        own,
-        code,
-        encoded,
-        encoded.shared_right,
+    plan = CallPlan(
+        code=code,
+        encoded=encoded,
+        B=encoded.shared_right,
         name=A.scheme,
         addresses=list(A.locations),
         batches=A.batches,
@@ -619,8 +619,8 @@ def start_placed(
         checks=_placement_checks(A),
         suspects=A._suspects,
         transport=_transport(A, options, remote=remote_right is not None),
-        decide=decide,
     )
+    return start_encoded(own, plan, decide=decide)
 
 
 def _transport(A: PlacedOperand, options: ExecutionOptions, *, remote: bool) -> str:

@@ -30,6 +30,7 @@ from distributed import Client
 from distributed.comm import CommClosedError
 from distributed.protocol import to_serialize
 
+from coded.codes.interface import RatelessContext, TransposedContext, UnitContext
 from coded.runtime._call import CallSpec, new_state, task_fault
 from coded.runtime._dask_helpers import live_addresses_async, scheduler_lost
 from coded.runtime._resident_server import (
@@ -101,13 +102,19 @@ def _served_calls(dask_worker: Any) -> dict[str, int] | None:
         "running": len(plugin.running),
         "channels": plugin.channels,
         "served": plugin.served,
+        "shares": sum(1 for key in dask_worker.data if _is_share(key)),
     }
 
 
-def served_calls(client: Client) -> dict[str, dict[str, int] | None]:
-    """Per worker, its resident server's jobs running, open channels, jobs served.
+def _is_share(key: Any) -> bool:
+    return str(key).startswith("coded-") and "-left-" in str(key)
 
-    None for a worker without a server.
+
+def served_calls(client: Client) -> dict[str, dict[str, int] | None]:
+    """Per worker, its resident server's state (None: a worker without one).
+
+    ``running``: jobs in progress; ``channels``: clients' connections open to
+    it; ``served``: jobs served so far; ``shares``: placed shares it holds.
     """
     return client.run(_served_calls)
 
@@ -150,6 +157,11 @@ class ResidentRun:
         self.addresses = list(spec.addresses)
         self.n = len(self.addresses)
         self.state = new_state(spec)
+        # coded's own row codes multiply plainly; another product may block
+        products = UnitContext | TransposedContext | RatelessContext
+        self.plain = type(self.code).__module__.startswith("coded.codes") and (
+            isinstance(self.encoded.context, products)
+        )
         self.lost: dict[int, str] = {}
         self.keys: list[str | None] = []
         self.results: dict[TaskKey, Any] = {}
@@ -227,6 +239,7 @@ class ResidentRun:
                 for t in chain
             ),
             submitted_at=time.time(),
+            plain=self.plain,
         )
         address = self.addresses[host]
         stream = _Stream(

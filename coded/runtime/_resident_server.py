@@ -47,8 +47,9 @@ INLINE_WORK = 2**22
 """Multiply-adds of a batch computed on the event loop itself (about 2-4 ms).
 
 Handing a small product to a thread and back costs two thread switches, which
-on a busy machine cost more than the product; a larger one, or one with an
-injected fault (a wait), runs in the server's thread."""
+on a busy machine cost more than the product; a larger one, one with an
+injected fault (a wait) or one of a code defined outside coded (whose product
+may block) runs in the server's thread."""
 CHANNEL_OP = "coded_resident_channel"
 
 
@@ -73,6 +74,9 @@ class ResidentJob:
         Code worker whose rows these batches are.
     batches : tuple of (int, int, int, TaskFault)
         ``(batch, start, stop, fault)`` in chain order.
+    plain : bool
+        `multiply` is one of coded's own products (no wait, no lock): a small
+        batch of it may run on the event loop (see :data:`INLINE_WORK`).
     submitted_at : float
         Wall-clock time the client sent the call.
     """
@@ -85,6 +89,7 @@ class ResidentJob:
     worker: int
     batches: tuple[tuple[int, int, int, TaskFault], ...]
     submitted_at: float
+    plain: bool = False
 
 
 class ResidentServer(WorkerPlugin):
@@ -166,7 +171,8 @@ class ResidentServer(WorkerPlugin):
                 return
             rows = (start, stop, fault)
             try:
-                if fault.is_noop and _work(left, right, start, stop) <= INLINE_WORK:
+                small = _work(left, right, start, stop) <= INLINE_WORK
+                if job.plain and fault.is_noop and small:
                     output = _compute(left, right, job, rows, self.worker)
                 else:
                     output = await loop.run_in_executor(
