@@ -23,6 +23,8 @@ to bench/results/<name>.json.
     python bench/bench_mapreduce.py [--quick] [--records N] [--repeats R] [--only "a;b"]
         [--lines L] [--no-wordcount] [--teragen-records N] [--teragen-repeats R]
         [--no-teragen] [--model-records N] [--model-repeats R] [--no-model-check]
+        [--smallfiles N] [--smallfiles-repeats R] [--smallfiles-ungrouped]
+        [--no-smallfiles] [--links RATE]
 
 (``--only none`` runs the word count alone; ``--only none --no-wordcount`` the
 TeraSort generated on the workers alone, ``_teragen_bench.py``: 10^7 records by
@@ -31,7 +33,15 @@ default, uncoded against ``dd.sort_values`` and coded r = 2, 3 on an emulated
 10^6 records by default) runs uncoded and coded r = 2, 3 on emulated 100 and
 400 Mbit/s links and compares each measured shuffle with the switched model plus
 its separately calibrated fixed cost, and the model's choice with the measured
-fastest.
+fastest. The small-files word count (``_smallfiles_bench.smallfiles_section``,
+1800 files of about 10 KiB by default) runs ``run_mapreduce`` (grouped inputs,
+default and coded r = 2; one map task per file in the first repeat) against a
+``dask.bag`` Counter per partition and a fold.
+fastest. With ``--links RATE`` (e.g. ``100mbit``) everything runs on worker
+processes at their own addresses whose uploads the kernel shapes
+(``coded.runtime.ShapedCluster``), and the model check is ``_links_bench``'s:
+kernel-shaped 100 and 400 Mbit/s links (and one slow link), against the model
+and the emulator.
 """
 
 from __future__ import annotations
@@ -50,9 +60,11 @@ import dask.bag as db
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-from _harness import write_results
+from _harness import add_links_option, cluster_client, write_results
+from _links_bench import NETWORKS, kernel_model_section
+from _smallfiles_bench import smallfiles_section
 from _teragen_bench import model_check_section, terasort_section
-from distributed import Client, LocalCluster, get_worker, wait
+from distributed import Client, get_worker, wait
 
 from mapreduce import (
     MapReduceOptions,
@@ -597,6 +609,11 @@ def main() -> None:
     )
     parser.add_argument("--model-repeats", type=int, default=None)
     parser.add_argument("--no-model-check", action="store_true")
+    parser.add_argument("--smallfiles", type=int, default=None, help="default 1800")
+    parser.add_argument("--smallfiles-repeats", type=int, default=None)
+    parser.add_argument("--smallfiles-ungrouped", action="store_true")
+    parser.add_argument("--no-smallfiles", action="store_true")
+    add_links_option(parser)  # and then the model check on kernel-shaped links
     args = parser.parse_args()
     n = args.records or (2_000 if args.quick else 100_000)
     repeats = args.repeats or (1 if args.quick else 3)
@@ -618,12 +635,7 @@ def main() -> None:
     runs: dict[str, list[dict]] = {name: [] for name in names}
     words = []
     load_before = os.getloadavg()
-    with (
-        LocalCluster(
-            n_workers=K, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with cluster_client(args, K) as client:
         net = {
             "bandwidth": measure_bandwidth(
                 client, 5_000_000 if args.quick else 50_000_000
@@ -656,7 +668,7 @@ def main() -> None:
             if not args.no_wordcount:
                 words.append(wordcount_cases(client, lines, 4 * K))
         model_check = None
-        if not args.no_model_check:
+        if not args.no_model_check and not args.links:
             model_check = model_check_section(
                 client,
                 args.model_records or (20_000 if args.quick else 1_000_000),
@@ -672,6 +684,21 @@ def main() -> None:
                 K,
                 args.teragen_repeats or (1 if args.quick else 2),
             )
+        smallfiles = None
+        if not args.no_smallfiles:
+            smallfiles = smallfiles_section(
+                client,
+                args.smallfiles or (90 if args.quick else 1800),
+                K,
+                args.smallfiles_repeats or (1 if args.quick else 5),
+                args.smallfiles_ungrouped,
+            )
+    if not args.no_model_check and args.links:  # its own clusters, one by one
+        model_check = kernel_model_section(
+            args.model_records or (20_000 if args.quick else 1_000_000),
+            args.model_repeats or (1 if args.quick else 2),
+            tuple(NETWORKS)[:1] if args.quick else tuple(NETWORKS),
+        )
     load_after = os.getloadavg()
     rows = [
         {
@@ -728,6 +755,7 @@ def main() -> None:
             "wordcount_over_foldby": word_ratios,
             "teragen": teragen,
             "shuffle_model_check": model_check,
+            "smallfiles": smallfiles,
             **summary,
         },
         quick=args.quick,

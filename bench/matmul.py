@@ -18,7 +18,8 @@ dask.array with A persisted on the workers, same chunks, a new B every repeat, a
 in iterative methods). Prints a table and writes
 ``bench/results/matmul.json`` (``matmul_quick.json`` with ``--quick``).
 
-Usage: ``python bench/matmul.py [--quick] [--repeats R] [--seed S]``.
+Usage: ``python bench/matmul.py [--quick] [--repeats R] [--seed S] [--dask-gib G]
+[--links RATE]`` (``--links``: the ``--dask-gib`` section on kernel-shaped links).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import time
 import warnings
 
 import numpy as np
-from _harness import write_results
+from _harness import add_links_option, enter_links_namespace, write_results
 
 # the dask.array baseline embeds A in its graph, as `da.from_array` users do
 warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
@@ -260,9 +261,12 @@ def _sample_peak_rss(stop, peak):
         peak[0] = max(peak[0], process.memory_info().rss)
 
 
-def run_dask_rss(gib):
+def run_dask_rss(gib, links=None):
     """A dask.array A of `gib` GiB generated on 8 worker processes times x, (8, 6)
-    MDS: the client's peak RSS growth during the call (sampled every 5 ms).
+    MDS: the client's peak RSS growth during the call (sampled every 5 ms), and
+    the call's seconds against dask.array's own ``A @ x``. With `links` (bytes/s,
+    one or one per worker) the workers are processes at their own addresses on
+    kernel-shaped links (``coded.runtime.ShapedCluster``).
 
     A is generated in the code's K row blocks, so that the cluster holds A once
     (any other row chunking is rechunked on the cluster into a second copy) and
@@ -275,6 +279,7 @@ def run_dask_rss(gib):
     from distributed import wait
 
     from coded import LocalCodedCluster, MDSCode, coded_matmul
+    from coded.runtime import ShapedCluster
 
     d = 1024
     m = int(gib * 2**30) // (8 * d)
@@ -282,13 +287,19 @@ def run_dask_rss(gib):
     blocks = MDSCode(N, K).generator.shape[1]
     rows = -(-m // blocks)
     chunks = (rows,) * (m // rows) + ((m % rows,) if m % rows else ())
-    cluster = LocalCodedCluster(n_workers=N, processes=True, memory_limit="4GiB")
+    if links is None:
+        cluster = LocalCodedCluster(n_workers=N, processes=True, memory_limit="4GiB")
+    else:
+        limit = ("--memory-limit", "4GiB")
+        cluster = ShapedCluster(n_workers=N, links=links, worker_options=limit)
     with cluster:
         client = cluster.client
         A = da.random.default_rng(0).standard_normal((m, d), chunks=(chunks, d))
         A = client.persist(A)
         wait(A)
+        began = time.perf_counter()
         expected = (A @ x).compute()  # dask's own product, for the check
+        dask_seconds = time.perf_counter() - began
         base = psutil.Process().memory_info().rss
         peak, stop = [base], threading.Event()
         sampler = threading.Thread(target=_sample_peak_rss, args=(stop, peak))
@@ -305,6 +316,8 @@ def run_dask_rss(gib):
         "shape": [m, d],
         "client_rss_growth_mib": (peak[0] - base) / 2**20,
         "seconds": seconds,
+        "dask_array_seconds": dask_seconds,
+        "links_mbit": None if links is None else (np.ravel(links) * 8e-6).tolist(),
         "stage_seconds": dict(result.stage_seconds),
         "max_abs_error_vs_dask": float(np.abs(result.product - expected).max()),
     }
@@ -324,7 +337,8 @@ def print_targets(report):
     if rss:
         print(
             f"== dask.array A {rss['shape']} ({rss['A_gib']:.2f} GiB) @ x: "
-            f"{rss['seconds']:.1f} s, client peak RSS growth "
+            f"{rss['seconds']:.1f} s (dask.array's A @ x "
+            f"{rss['dask_array_seconds']:.1f} s), client peak RSS growth "
             f"{rss['client_rss_growth_mib']:.1f} MiB, max error vs dask "
             f"{rss['max_abs_error_vs_dask']:.1e}"
         )
@@ -387,7 +401,11 @@ def main():
         action="store_true",
         help="run only the placed-floor and dask.array RSS sections",
     )
+    add_links_option(parser)  # the --dask-gib section then runs on shaped links
     args = parser.parse_args()
+    if args.links:
+        enter_links_namespace()
+    links = args.links and (args.links[0] if len(args.links) == 1 else args.links)
     repeats = args.repeats or (3 if args.quick else 25)
     m, d = (480, 40) if args.quick else (2400, 100)
     time_unit = (0.25e-3 if args.quick else 1e-3) * 2400 / m
@@ -414,7 +432,7 @@ def main():
         with LocalCodedCluster(n_workers=N) as cluster:
             report["placed_floor"] = run_placed_floor(cluster.client, args.quick)
         if args.dask_gib:
-            report["dask_rss"] = run_dask_rss(args.dask_gib)
+            report["dask_rss"] = run_dask_rss(args.dask_gib, links)
         print_targets(report)
         write_results("matmul_targets", report, quick=args.quick, indent=1)
         return
@@ -434,7 +452,7 @@ def main():
             client, repeats, rng, args.quick
         )
     if args.dask_gib:
-        report["dask_rss"] = run_dask_rss(args.dask_gib)
+        report["dask_rss"] = run_dask_rss(args.dask_gib, links)
     report["seconds"] = time.perf_counter() - began
     print_tables(report)
     print_targets(report)

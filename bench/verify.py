@@ -17,12 +17,19 @@ detection floor over the reals (``FLOOR_BITS``; below it a flip is within an
 honest worker's rounding and no check can name it).
 
 Both ways of checking, each asked for by name: Freivalds checks
-(``check="freivalds"``: each result against its secret projection) and
-redundancy (``check="redundancy"``: the results against each other, one more
-result waited for, two to correct; the default ``check="auto"`` picks it for
-``verify="correct"`` over the reals). Then the cost of checking with no
-faults: a placed 20000 x 500 A, (8, 6) MDS, ``verify="detect"`` with each check
-against ``"off"``, interleaved, medians over the repeats.
+(``check="freivalds"``, what the default ``check="auto"`` runs: each result
+against its secret projection as it arrives) and redundancy
+(``check="redundancy"``: the results against each other, one more result waited
+for, two to correct). Rows over the reals also give the median
+``detection_floor`` the returned products' records state.
+
+Then what checking costs in latency with one worker slow: fresh (8, 6) calls on
+a 2400 x 100 A with worker 0 2 s slow (0.5 s with ``--quick``),
+``verify="detect"``, ``verify="correct"`` (both the default check) and
+``verify="correct", check="redundancy"`` (which waits for all 8), interleaved,
+medians over the repeats; target: correct <= 1.15x detect. And with no faults:
+a placed 20000 x 500 A, (8, 6) MDS, ``verify="detect"`` with each check against
+``"off"``, interleaved, medians over the repeats.
 
     python bench/verify.py [--quick] [--calls N] [--repeats R]
 
@@ -36,6 +43,7 @@ import os
 import platform
 import statistics
 import time
+import warnings
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread per worker
 
@@ -49,8 +57,8 @@ WRONG, SLOW = 2, {6: 0.05, 7: 0.05}
 # (docs/theory/verification.md, "The detection floor"): a flip of bit b is a
 # relative error 2^(b - 52) of the largest entry; the redundancy residual with
 # k + 2 results needs about 3000 u of it, a Freivalds check of a 400-row batch
-# about 2^-35.
-FLOOR_BITS = {"redundancy": 11, "freivalds": 17}
+# about 2^-36 (the records' detection_floor: the rows' median_floor).
+FLOOR_BITS = {"redundancy": 11, "freivalds": 16}
 ERRORS = {"1e-3": 1e-3, "1e-12": 1e-12, "bit flip": None}
 FIELDS = {"reals": None, "GF(65537)": 65537}
 
@@ -71,15 +79,17 @@ def _one_call(client, target, A, x, field, verify, spec, check) -> dict:
     """Outcome of one call: returned, right, the workers it named."""
     kwargs = {"scheme": "mds", "k": 6, "field": field} if target is A else {}
     try:
-        result = coded.coded_matmul(
-            target,
-            x,
-            client=client,
-            stragglers=spec,
-            verify=verify,
-            check=check,
-            **kwargs,
-        )
+        with warnings.catch_warnings():  # redundancy warns: it waits for all 8
+            warnings.simplefilter("ignore", UserWarning)
+            result = coded.coded_matmul(
+                target,
+                x,
+                client=client,
+                stragglers=spec,
+                verify=verify,
+                check=check,
+                **kwargs,
+            )
     except coded.InconsistentResultsError as error:
         named = error.suspect_workers
         return {"returned": False, "right": None, "named": named, "used": ()}
@@ -88,6 +98,7 @@ def _one_call(client, target, A, x, field, verify, spec, check) -> dict:
         "right": _is_right(result.product, A, x, field),
         "named": result.suspect_workers,
         "used": result.used_workers,
+        "floor": result.detection_floor,
     }
 
 
@@ -127,6 +138,7 @@ def _variants() -> list[tuple[str, str, str]]:
 
 def _summary(field, error, check, verify, path, outcomes) -> dict:
     returned = [o for o in outcomes if o["returned"]]
+    floors = [o["floor"] for o in returned if not np.isnan(o["floor"])]
     above = [
         o
         for o in outcomes
@@ -149,6 +161,7 @@ def _summary(field, error, check, verify, path, outcomes) -> dict:
         ),
         "flips_above_floor": len(above),
         "named_above_floor": sum(WRONG in o["named"] for o in above),
+        "median_floor": statistics.median(floors) if floors else None,
     }
 
 
@@ -157,6 +170,42 @@ COST_MODES = {
     "redundancy": {"verify": "detect", "check": "redundancy"},
     "off": {"verify": "off"},
 }
+
+
+SLOW_MODES = {
+    "detect": {"verify": "detect"},
+    "correct": {"verify": "correct"},
+    "correct, redundancy": {"verify": "correct", "check": "redundancy"},
+}
+
+
+def slow_worker(client, repeats: int, delay: float) -> dict:
+    """Median seconds of (8, 6) calls with worker 0 `delay` s slow, per mode."""
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((2400, 100))
+    slow = coded.Stragglers(delays={0: delay})
+    times = {mode: [] for mode in SLOW_MODES}
+    used_slow = dict.fromkeys(SLOW_MODES, 0)
+    for _ in range(repeats):
+        x = rng.standard_normal(100)
+        for mode, options in SLOW_MODES.items():
+            began = time.perf_counter()
+            with warnings.catch_warnings():  # redundancy warns: it waits for all 8
+                warnings.simplefilter("ignore", UserWarning)
+                result = coded.coded_matmul(
+                    A, x, scheme="mds", k=6, client=client, stragglers=slow, **options
+                )
+            times[mode].append(time.perf_counter() - began)
+            used_slow[mode] += 0 in result.used_workers
+    medians = {mode: statistics.median(t) for mode, t in times.items()}
+    return {
+        "delay": delay,
+        "repeats": repeats,
+        "median_seconds": medians,
+        "calls_that_used_the_slow_worker": used_slow,
+        "correct_over_detect": medians["correct"] / medians["detect"],
+        "redundancy_over_detect": medians["correct, redundancy"] / medians["detect"],
+    }
 
 
 def cost(client, repeats: int, m: int, d: int) -> dict:
@@ -197,12 +246,13 @@ def main() -> None:
     load_before = os.getloadavg()
     with coded.LocalCodedCluster(n_workers=8) as cluster:
         rows = faults(cluster.client, calls, rng)
+        slow = slow_worker(cluster.client, *((3, 0.5) if args.quick else (20, 2.0)))
         overhead = cost(cluster.client, repeats, m, d)
     print(f"one corrupt worker of 8, (8, 6) MDS, {calls} calls per row")
     print(
         f"{'field':<10} {'error':<9} {'check':<11} {'verify':<8} {'path':<7} "
-        f"{'silent':>7} {'right':>6} {'refused':>8} {'named/read':>11}"
-        f"{'named above floor':>18}"
+        f"{'silent':>7} {'right':>6} {'refused':>8} {'named/read':>11} "
+        f"{'floor':>8} {'named above floor':>18}"
     )
     for row in rows:
         print(
@@ -210,12 +260,21 @@ def main() -> None:
             f"{row['verify']:<8} {row['path']:<7} {row['silently_wrong']:>7} "
             f"{row['right']:>6} {row['refused']:>8} "
             f"{row['named_the_corrupt_worker']:>6}/{row['read_the_corrupt_result']:<4} "
+            + (f"{row['median_floor']:>8.1e} " if row["median_floor"] else f"{'':>9}")
             + (
                 f"{row['named_above_floor']:>9} of {row['flips_above_floor']:<5}"
                 if row["error"] == "bit flip"
                 else ""
             )
         )
+    seconds = slow["median_seconds"]
+    print(
+        f"\n(8, 6) fresh calls, worker 0 {slow['delay']} s slow, median of "
+        f"{slow['repeats']}: "
+        + ", ".join(f"{mode} {1e3 * t:.1f} ms" for mode, t in seconds.items())
+        + f"; correct / detect {slow['correct_over_detect']:.3f} (target <= 1.15),"
+        f" redundancy / detect {slow['redundancy_over_detect']:.1f}"
+    )
     medians = overhead["median_seconds"]
     print(
         f"\nplaced {m} x {d}, no faults, verify='detect': freivalds "
@@ -229,6 +288,7 @@ def main() -> None:
         "verify",
         {
             "rows": rows,
+            "slow_worker": slow,
             "cost": overhead,
             "machine": platform.platform(),
             "cpus": os.cpu_count(),

@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_PRIME": "coded.codes",
     "ExactCode": "coded.codes",
     "GradientCode": "coded.codes",
+    "HierarchicalCode": "coded.codes",
     "GradientError": "coded.errors",
     "GradientPlacement": "coded.gradient",
     "coded_gradient_descent": "coded.gradient",

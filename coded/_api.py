@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import time
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -32,6 +32,7 @@ from coded._dispatch import (
     stream_batches,
     whole_batches,
 )
+from coded._keywords import ExecutionKeywords
 from coded._placed import PlacedOperand, matmul_placed, place_operand, start_placed
 from coded._result import MatmulResult
 from coded._twins import same_parameters
@@ -61,7 +62,7 @@ def coded_matmul(
     client: Client | None = None,
     address: str | None = None,
     options: ExecutionOptions | None = None,
-    **option_fields: Any,
+    **option_fields: Unpack[ExecutionKeywords],
 ) -> MatmulResult:
     r"""Compute ``A @ B`` on Dask workers, decoding from whichever finish first.
 
@@ -121,24 +122,62 @@ def coded_matmul(
         back in ``allocation.batches[i]`` batches, each a task chained after the
         previous one on the same worker; any ``m`` returned rows decode.
         `scheme` must then be ``"mds"`` and `k` None.
-
     options : ExecutionOptions, optional
-        How the product runs: injected `stragglers`, the `timeout` (seconds)
-        for a decodable set of results, the `rng` of the injected delays.
+        How the product runs, as one object to reuse across calls: its fields
+        are the keyword options below (defaults: their defaults).
     **option_fields
-        Fields of :class:`ExecutionOptions` given as keywords (``stragglers=``,
-        ``timeout=``, ``rng=``); they override those of `options`.
+        The keyword options `stragglers`, `timeout`, `rng`, `output`, `verify`,
+        `check` and `transport` (fields of :class:`ExecutionOptions`, which
+        details them); they override those of `options`.
+    stragglers : Stragglers, optional
+        Keyword option. Delays and failures injected inside the tasks:
+        ``Stragglers(delays={2: 1.5})`` makes worker 2 finish 1.5 s late,
+        ``Stragglers(failing=[0])`` makes worker 0's task raise, a
+        ``profile`` draws shifted-exponential delays (:class:`Stragglers`).
+    timeout : float, default 60
+        Keyword option. Seconds to wait for a decodable set of results, ``> 0``.
+    rng : numpy.random.Generator, SeedSequence, int or None
+        Keyword option. Draws the injected delays (a seed repeats them).
+    output : {"numpy", "dask"}, default "numpy"
+        Keyword option. ``"numpy"``: the client decodes, `product` is a numpy
+        array. ``"dask"``: a worker decodes, `product` is a ``dask.array`` that
+        never passes through the client (products chain).
+    verify : {"detect", "correct", "off"}, default "detect"
+        Keyword option. Check every worker's result before it is decoded
+        (docs/theory/verification.md). ``"detect"``: checks every result and
+        raises :class:`~coded.InconsistentResultsError` naming the worker of a
+        wrong one. ``"correct"``: decodes around wrong results (as many as the
+        code's spare workers allow) and names their workers in
+        ``result.suspect_workers``; it needs a coded scheme (``k < n``).
+        ``"off"``: no check. ``result.verification`` says how the results were
+        checked, or why they could not be.
+    check : {"auto", "freivalds", "redundancy"}, default "auto"
+        Keyword option. How `verify` checks: ``"freivalds"``, each result
+        against a secret random projection of its coded rows (no extra result
+        waited for); ``"redundancy"``, the results against each other (it
+        waits for results beyond a decodable set); ``"auto"`` chooses for the
+        code and the field (:class:`ExecutionOptions`).
+    transport : {"auto", "resident", "tasks"}, default "auto"
+        Keyword option. How a call on a placed A reaches its workers:
+        ``"resident"``, one message per worker to the server holding its share
+        (no scheduler); ``"tasks"``, pinned tasks through the scheduler, as
+        every fresh call runs; ``"auto"``, resident wherever it applies.
+        ``result.transport`` says which ran.
 
     Returns
     -------
     MatmulResult
-        The product and the run's record.
+        The product and the run's record: ``used_workers``,
+        ``finish_seconds``, ``stage_seconds``, ``suspect_workers``,
+        ``verification``, ... (``print(result)`` summarises it).
 
     Raises
     ------
     NotEnoughResultsError
         Failures left no decodable set (raised as soon as that is certain), or the
         timeout expired first.
+    InconsistentResultsError
+        ``verify="detect"`` found a wrong result (the message names its worker).
     ValueError, TypeError
         Bad operands (shape mismatch, NaN), ``k > n``, more workers requested
         than the cluster has, a closed client.
@@ -273,12 +312,19 @@ async def coded_matmul_async(A: Any, B: Any, **keywords: Any) -> MatmulResult:
         blocking client: :func:`coded.place_operand`, :func:`coded.submit_matmul`).
     B : array_like or dask.array.Array, shape (d,) or (d, c)
         Right operand.
-    **keywords
-        The keywords of :func:`coded_matmul` (one signature: ``scheme``, ``n``,
-        ``k``, ``r``, ``field``, ``allocation``, ``options`` and the fields of
-        :class:`ExecutionOptions`, ``output="dask"`` included), with `client`
-        required: a running client created with ``asynchronous=True``
-        (`address` is not accepted).
+    client : distributed.Client
+        Required: a running client created with ``asynchronous=True``.
+    address : None
+        Not accepted (a TypeError): connect an asynchronous client instead.
+    scheme, n, k, r, field, allocation : optional
+        The code, as in :func:`coded_matmul`.
+    options : ExecutionOptions, optional
+        As in :func:`coded_matmul`.
+    **option_fields
+        The keyword options below (fields of :class:`ExecutionOptions`).
+    stragglers, timeout, rng, output, verify, check, transport : optional
+        Keyword options, as in :func:`coded_matmul` (``output="dask"``
+        included).
 
     Returns
     -------
@@ -380,7 +426,7 @@ def submit_matmul(
     B: ArrayLike,
     *,
     options: ExecutionOptions | None = None,
-    **option_fields: Any,
+    **option_fields: Unpack[ExecutionKeywords],
 ) -> MatmulHandle:
     """Submit ``A @ B`` for a placed A and return at once: a product in flight.
 
@@ -396,9 +442,13 @@ def submit_matmul(
     B : array_like, shape (d,) or (d, c)
         Right operand.
     options : ExecutionOptions, optional
-        Stragglers, timeout and rng, as in :func:`coded_matmul`.
+        How the product runs, as in :func:`coded_matmul`.
     **option_fields
-        Fields of :class:`ExecutionOptions` as keywords.
+        Fields of :class:`ExecutionOptions` as keywords; they override those of
+        `options`:
+    stragglers, timeout, rng, output, verify, check, transport : optional
+        Keyword options, as in :func:`coded_matmul` (the timeout counts from
+        submission).
 
     Returns
     -------

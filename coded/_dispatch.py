@@ -15,6 +15,7 @@ import itertools
 import math
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -34,6 +35,8 @@ from theory.validation import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from distributed import Client
 
     from coded.runtime import MatmulHandle
@@ -117,24 +120,29 @@ class ExecutionOptions:
         result raises :class:`~coded.InconsistentResultsError` naming its
         worker, never a product. ``"correct"``: the wrong worker is dropped like
         a lost one and the product decoded from the others (up to the code's
-        tolerance); :attr:`MatmulResult.suspect_workers` names it. With
+        tolerance); :attr:`MatmulResult.suspect_workers` names it. Either way a
+        call whose results all pass decodes from the fastest ``k``; a spare
+        result is waited for only once one has failed.
+        :attr:`MatmulResult.detection_floor` states the smallest error the
+        checks were certain to catch. With
         ``output="dask"`` each result is projected on the worker that holds it
         (only ``r . Y`` travels). Where no check exists (codes whose results
         are not coded rows times B: ``field="exact"``, gradient codes)
         ``"detect"`` runs unchecked and says so in
         :attr:`MatmulResult.verification`; ``"correct"`` raises.
     check : {"auto", "freivalds", "redundancy"}
-        How `verify` checks. ``"freivalds"``: the projections above.
+        How `verify` checks. ``"freivalds"`` (and ``"auto"``, the default): the
+        projections above, each result on its own as it arrives.
         ``"redundancy"``: the results against each other (row codes,
         ``output="numpy"``): the decoder waits for one result beyond a
         decodable set (two to correct) and decodes only if all agree with one
-        product; no secret is drawn. ``"auto"`` (default): redundancy for
-        ``verify="correct"`` over the reals where it applies (``n - k >= 2``;
-        it names a wrong worker down to the rounding bound, about 3000 unit
-        roundoffs of the result, where a Freivalds check over the reals stops
-        near 2^-35), Freivalds checks otherwise. ``verify="correct"`` needs
-        ``n - k >= 1`` spare workers with Freivalds checks, ``>= 2`` with
-        redundancy (a named ``ValueError`` otherwise).
+        product; no secret is drawn. Its detection floor over the reals is
+        lower (about 3000 unit roundoffs of the result, where a Freivalds check
+        of a 400-row batch stops near 2^-36), but it waits for spare results in
+        every call; it warns when that means every worker (``n - k`` equal to
+        the spares it needs). ``verify="correct"`` needs ``n - k >= 1`` spare
+        workers with Freivalds checks, ``>= 2`` with redundancy (a named
+        ``ValueError`` otherwise).
     transport : {"auto", "resident", "tasks"}
         How a call on a placed A reaches its workers. ``"resident"``: one
         message per worker to the server that holds its share (registered by
@@ -196,7 +204,7 @@ class ExecutionOptions:
 
 
 def execution_options(
-    options: ExecutionOptions | None, fields: dict[str, Any], caller: str
+    options: ExecutionOptions | None, fields: Mapping[str, Any], caller: str
 ) -> ExecutionOptions:
     """Return `options` (default: the defaults) updated with keyword `fields`."""
     return replace_options(options, ExecutionOptions, fields, caller)
@@ -618,26 +626,13 @@ async def start_encoded_async(
 def resolved_check(code: Code, encoded: Any, options: ExecutionOptions) -> str:
     """Return the check a call runs: `options.check`, with ``"auto"`` resolved.
 
-    ``"auto"`` is redundancy for ``verify="correct"`` over the reals when the
-    code compares its results (decoded on the client, with two spare workers)
-    and the operands' rounding bound is known (not for an A placed from a dask
-    array): only the spare results locate an error down to that bound, while a
-    Freivalds check over the reals misses errors below about 2^-35 of the
-    result. Everywhere else it is ``"freivalds"`` (exact over GF(p), no extra
-    result waited for).
+    ``"auto"`` is ``"freivalds"``: each result is checked on its own as it
+    arrives, so a call whose results all pass decodes from the fastest ``k``
+    (``verify="correct"`` waits for a spare result only once one fails).
+    Redundancy, asked for by name, waits for one or two results beyond a
+    decodable set (docs/theory/verification.md).
     """
-    if options.check != "auto":
-        return options.check
-    if (
-        options.verify == "correct"
-        and options.output == "numpy"
-        and prime_of(code) is None
-        and code.supports_verify
-        and code.n - code.recovery_threshold >= 2  # k + 2 results locate one
-        and getattr(encoded.context, "noise", None) is not None
-    ):
-        return "redundancy"
-    return "freivalds"
+    return "freivalds" if options.check == "auto" else options.check
 
 
 def _check_correctable(code: Code, check: str, verify: str) -> None:
@@ -653,24 +648,48 @@ def _check_correctable(code: Code, check: str, verify: str) -> None:
     if verify != "correct" or isinstance(code, LTCode):
         return
     n, k = int(code.n), int(code.recovery_threshold)
-    spares = 2 if check == "redundancy" else 1
-    if n - k < spares:
+    if n <= k:
         raise ValueError(
-            f"`verify='correct'` with check={check!r} decodes without a wrong "
-            f"worker, so it needs n - k >= {spares} (n >= {k + spares} workers for "
-            f"a recovery threshold k={k}), got {type(code).__name__} with n={n}; "
-            "add workers or redundancy (scheme='mds' with k < n), or use "
-            "verify='detect'."
+            "`verify='correct'` decodes around a wrong result with a spare "
+            f"worker's, and {type(code).__name__}(n={n}) has none: every one of "
+            f"its n = k = {k} results is needed. Use a coded scheme with k < n "
+            "(scheme='mds', whose default is k = floor(3n/4), or "
+            "scheme='replication'), or verify='detect', which checks every result "
+            "and raises InconsistentResultsError naming a wrong one."
+        )
+    if check == "redundancy" and n - k < 2:
+        raise ValueError(
+            "`check='redundancy'` locates a wrong result among k + 2 results, so "
+            f"verify='correct' with it needs n - k >= 2 spare workers, got n={n}, "
+            f"k={k} ({type(code).__name__}). Use check='freivalds' (one spare "
+            f"suffices), {f'a smaller k (k <= {n - 2}), ' if n > 2 else ''}or more "
+            "workers."
         )
 
 
 def _redundancy(code: Code, verify: str) -> str:
-    """Return the decoder's `verify` for ``check="redundancy"`` (named errors)."""
+    """Return the decoder's `verify` for ``check="redundancy"`` (named errors).
+
+    Warns when the spare results it needs are all of the code's: the call then
+    waits for every worker, its slowest included.
+    """
     if verify != "off" and not code.supports_verify:
         raise ValueError(
             f"`check='redundancy'` needs a code that checks its results against "
             f"each other (MDS, replication, row-MDS), got {type(code).__name__}; "
             "use check='freivalds'."
+        )
+    spares = {"off": 0, "detect": 1, "correct": 2}[verify]
+    n, k = int(code.n), int(code.recovery_threshold)
+    if spares and n - k <= spares:
+        warnings.warn(
+            f"`check='redundancy'` with verify={verify!r} waits for {spares} "
+            f"result(s) beyond the k={k} that decode, so with n={n} workers every "
+            "call waits for all of them, its slowest worker included; "
+            "check='freivalds' (the default) checks each result as it arrives "
+            "and keeps the fastest-k latency.",
+            UserWarning,
+            stacklevel=2,
         )
     return verify
 
@@ -700,13 +719,13 @@ def piece_check(
     ValueError
         ``verify="correct"`` where no check exists.
     """
-    from coded.codes.interface import TransposedContext, UnitContext
+    from coded.codes.interface import RatelessContext, TransposedContext, UnitContext
 
     if verify == "off":
         return None, "off"
     context = encoded.context
     why = ""
-    if not isinstance(context, UnitContext | TransposedContext):
+    if not isinstance(context, UnitContext | TransposedContext | RatelessContext):
         why = f"{type(code).__name__}'s results are not coded rows times B"
     elif checks is None and not fresh:
         why = "the placement holds no checks"
@@ -747,18 +766,20 @@ class _FreivaldsCheck:
     suspects: dict[int, str] | None = None  # filled with the workers that fail
     expected: Any = None  # per batch: c . B, for a B held by the cluster
 
-    def __call__(self, piece: Any) -> bool:
+    def __call__(self, piece: Any) -> Any:
+        from coded.codes.interface import Verdict
+
         batch = (piece.worker, piece.start, piece.stop)
         if not self.checks.covers(*batch):
-            return True
+            return Verdict(passed=True, floor=float("inf"))
         right = self.encoded.right(piece.worker)
         if self.expected is not None:
             right = self.expected[batch]
-        passed = self.checks.passes(piece, right, self.noise)
-        if not passed and self.suspects is not None:
+        verdict = self.checks.verdict(piece, right, self.noise)
+        if not verdict and self.suspects is not None:
             why = f"its result for rows {piece.start}..{piece.stop} failed its check"
             self.suspects[piece.worker] = why
-        return passed
+        return verdict
 
     def projector(self, worker: int, start: int, stop: int) -> Any:
         """Return ``value -> Projected`` for a piece (None: it is not checked)."""

@@ -13,12 +13,13 @@ import functools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
 from coded._deprecation import data_first
 from coded._dispatch import ExecutionOptions, execution_options
+from coded._keywords import ExecutionKeywords
 from coded.codes import Code, Decoder, EncodedOperands, LagrangeCode, Piece
 from coded.codes.interface import FieldLike
 from coded.errors import DecodingError
@@ -131,7 +132,7 @@ def lagrange_map(
     client: Client | None = None,
     address: str | None = None,
     options: ExecutionOptions | None = None,
-    **option_fields: Any,
+    **option_fields: Unpack[ExecutionKeywords],
 ) -> LagrangeResult:
     r"""Evaluate a polynomial `f` on every part of a dataset, coded (Yu et al.).
 
@@ -163,6 +164,15 @@ def lagrange_map(
     options : ExecutionOptions, optional
         Stragglers, timeout, rng (also as keywords); ``verify`` does not apply:
         wrong results are corrected by the decode itself, with `wrong`.
+    **option_fields
+        Fields of :class:`ExecutionOptions` as keywords; they override those of
+        `options`.
+    stragglers, timeout, rng : optional
+        Keyword options, as in :func:`coded.coded_matmul`.
+    output, verify, check, transport : optional
+        Keyword options that do not apply here (the values always come back to
+        the client as tasks, and the decode corrects up to `wrong` wrong results
+        itself).
 
     Returns
     -------

@@ -14,9 +14,11 @@ request or automatically before a call once the tolerance left falls below
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import time
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -179,13 +181,19 @@ class PlacedOperand:
 
     @property
     def tolerance_left(self) -> int:
-        """How many more shares may be lost before calls fail (negative: too few).
+        """How many more Dask workers may be lost, whichever, before calls fail.
 
-        The code's tolerance (``n - k`` for an (n, k) MDS code) minus the shares
-        lost so far.
+        Counts workers, not shares: the code tolerates ``n - k`` lost shares (for
+        an (n, k) MDS code), minus those lost so far, and a Dask worker holding
+        two shares (a :meth:`repair` without a spare worker stacks them) loses
+        both; the count is the largest ``w`` whose ``w`` fullest workers hold no
+        more shares than that. Negative: shares lost beyond the code's
+        tolerance (calls fail).
         """
-        lost = self.n - len(self.live)
-        return int(self.code.n) - int(self.code.recovery_threshold) - lost
+        budget = int(self.code.n) - int(self.code.recovery_threshold)
+        budget -= self.n - len(self.live)
+        held = collections.Counter(self.locations[i] for i in self.live)
+        return _workers_tolerated(held.values(), budget)
 
     @property
     def suspects(self) -> Mapping[int, str]:
@@ -203,7 +211,9 @@ class PlacedOperand:
         a worker in :attr:`suspects`, is recomputed by a task from any decodable
         set of surviving honest shares (A is not needed), on a worker holding no
         share of this placement (a replacement worker) if there is one, else on
-        the live holder with the fewest shares (never the suspect's). Both views
+        the live holder with the fewest shares (never the suspect's): then it
+        warns, with the Dask workers the placement now tolerates losing
+        (:attr:`tolerance_left`). Both views
         (``placed`` and ``placed.T``) see the repair; the rebuilt shares get new
         secret projections, computed where they now live.
 
@@ -251,7 +261,23 @@ class PlacedOperand:
         for view, checks in self._checks.items() if futures else ():
             renewed = _draw_checks(self._view(view), workers=sorted(futures))
             self._checks[view] = checks.updated(renewed)
+        self._warn_if_stacked(set(targets.values()))
         return tuple(sorted(futures))
+
+    def _warn_if_stacked(self, targets: set[str]) -> None:
+        """Warn when a repair left a Dask worker of `targets` with several shares."""
+        held = collections.Counter(self.locations[i] for i in self.live)
+        stacked = {address: held[address] for address in targets if held[address] > 1}
+        if stacked:
+            warnings.warn(
+                f"repair() found no spare Dask worker and stacked shares: "
+                f"{stacked} (shares per worker); losing such a worker loses all "
+                f"its shares, so the placement now tolerates {self.tolerance_left} "
+                f"lost Dask worker(s) of the {len(held)} holding its {len(self.live)} "
+                "shares. Add workers and place A again to spread them.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def _view(self, transposed: bool) -> PlacedOperand:
         """Return the placement seen as A (False) or as A.T (True)."""
@@ -429,6 +455,32 @@ def place_operand(
     return placement
 
 
+def _workers_tolerated(shares_per_worker: Iterable[int], budget: int) -> int:
+    """Dask workers that may be lost, whichever they are, within `budget` shares.
+
+    A lost Dask worker loses every share it holds, so the worst losses are the
+    workers holding the most: the count is the largest ``w`` whose ``w``
+    fullest workers hold at most `budget` shares together (`budget` itself when
+    negative: shares already lost beyond the code's tolerance).
+
+    Examples
+    --------
+    >>> _workers_tolerated([1, 1, 2, 1, 1, 2], budget=2)  # (8, 6), two stacked
+    1
+    >>> _workers_tolerated([1] * 8, budget=2)
+    2
+    """
+    if budget < 0:
+        return budget
+    counts = sorted(shares_per_worker, reverse=True)
+    held = 0
+    for lost, shares in enumerate(counts):
+        held += shares
+        if held > budget:
+            return lost
+    return len(counts)
+
+
 def _draw_checks(placement: PlacedOperand, workers: Any = None) -> Any:
     """Draw the secret projections of the view's batches (of `workers`: all).
 
@@ -437,6 +489,7 @@ def _draw_checks(placement: PlacedOperand, workers: Any = None) -> Any:
     vectors travel there.
     """
     from coded.codes.interface import (
+        RatelessContext,
         ShareChecks,
         TransposedContext,
         UnitContext,
@@ -447,9 +500,10 @@ def _draw_checks(placement: PlacedOperand, workers: Any = None) -> Any:
     from coded.runtime.interface import project_shares
 
     code, encoded = placement.code, placement.encoded
-    if not isinstance(encoded.context, UnitContext | TransposedContext):
+    context = encoded.context
+    if not isinstance(context, UnitContext | TransposedContext | RatelessContext):
         return None  # results that are not coded rows times B: not checked
-    p, rows = prime_of(code), encoded.context.rows
+    p, rows = prime_of(code), getattr(context, "rows", None)
     transposed = placement.is_transposed
     if workers is None and not placement._on_cluster:
         if transposed:

@@ -7,12 +7,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from dask.array import Array as DaskArray
     from matplotlib.axes import Axes
+    from numpy.typing import NDArray
 
 __all__ = ["STAGES", "MatmulResult", "TaskRecord"]
 
@@ -57,8 +59,9 @@ class MatmulResult:
 
     Parameters
     ----------
-    product : array
-        ``A @ B`` (a vector when B is one; integers when computed over GF(p)).
+    product : numpy.ndarray or dask.array.Array
+        ``A @ B`` (a vector when B is one; integers when computed over GF(p));
+        a ``dask.array`` with ``output="dask"``.
     scheme : str
         The scheme's name (``"mds"``, ..., or the code's class name).
     n, k : int
@@ -109,6 +112,14 @@ class MatmulResult:
         How the results were checked: ``"freivalds"``, ``"redundancy"``
         (``check="redundancy"``), ``"off"``, or ``"unchecked: <why>"`` where no
         check applies.
+    detection_floor : float
+        The detection floor that applied: an error of one entry of a used
+        result larger than this, relative to that result's largest entry (its
+        coded unit's, with ``"redundancy"``), was certain to fail its check (the
+        largest over the used results; docs/theory/verification.md). 0.0 over
+        GF(p), where checks are exact; ``inf`` if a used result went unchecked;
+        NaN when nothing was checked (``verification`` ``"off"`` or
+        ``"unchecked: ..."``).
     tasks : tuple of TaskRecord
         Every task of the run, in submission order (what :meth:`plot_timeline`
         draws).
@@ -124,7 +135,7 @@ class MatmulResult:
     so a stored result can be inspected without a cluster.
     """
 
-    product: Any
+    product: NDArray[Any] | DaskArray
     scheme: str
     n: int
     k: int
@@ -141,8 +152,9 @@ class MatmulResult:
     predicted_seconds: float | None = None
     suspect_workers: tuple[int, ...] = ()
     verification: str = "off"
+    detection_floor: float = float("nan")
     tasks: tuple[TaskRecord, ...] = ()
-    transport: str = "tasks"
+    transport: Literal["tasks", "resident"] = "tasks"
 
     def __post_init__(self) -> None:
         stages = dict(self.stage_seconds)

@@ -11,6 +11,8 @@ import html
 import math
 from typing import Any
 
+from theory.validation import check_installed
+
 # ``result`` is a coded.MatmulResult throughout (not imported: _result imports this
 # module lazily, and the import graph stays acyclic).
 
@@ -76,7 +78,8 @@ def summary_text(result: Any) -> str:
         f"{i}:{_seconds(t)}" for i, t in enumerate(result.finish_seconds)
     )
     stages = "  ".join(f"{s} {v:.4f}" for s, v in result.stage_seconds.items())
-    extras = []
+    suspects = " ".join(map(str, result.suspect_workers)) or "none"
+    extras = [f"verification: {result.verification}; suspect workers: {suspects}"]
     if not math.isnan(getattr(result, "condition_number", math.nan)):
         extras.append(f"decode condition number {result.condition_number:.3g}")
     if getattr(result, "predicted_seconds", None) is not None:
@@ -113,7 +116,9 @@ def summary_html(result: Any) -> str:
         f"n = {result.n}, k = {result.k}, product "
         f"{html.escape(_product_text(result.product))}, latency "
         f"{result.latency_seconds:.4f} s, {result.cancelled_tasks} cancelled "
-        f"task(s), {result.backup_tasks} backup task(s)"
+        f"task(s), {result.backup_tasks} backup task(s), verification "
+        f"{html.escape(result.verification)}, suspect workers "
+        f"{', '.join(map(str, result.suspect_workers)) or 'none'}"
     )
     rows = "".join(
         f"<tr><td>{i}</td><td>{_seconds(t)}</td>"
@@ -173,6 +178,12 @@ def plot_timeline(result: Any, ax: Any = None, *, title: str | None = None):
     -------
     matplotlib.axes.Axes
     """
+    check_installed(
+        ["matplotlib"],
+        extra="notebooks",
+        needed_by="`result.plot_timeline()`",
+        instead="print(result) for the record as text",
+    )
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 

@@ -60,8 +60,9 @@ class NotEnoughResultsError(DecodingError):
         Code worker -> why it was lost (its Dask worker left the cluster, its
         placed share was lost, its task raised, ...).
     tolerance : int, optional
-        Lost workers the code survives whichever they are (``n - k`` for an
-        (n, k) MDS code).
+        Lost code workers (shares) the code survives whichever they are
+        (``n - k`` for an (n, k) MDS code); a Dask worker holding several
+        shares loses them all.
     """
 
     def __init__(

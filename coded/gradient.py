@@ -27,14 +27,21 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from coded._deprecation import data_first, renamed_keyword
 from coded._dispatch import ExecutionOptions, execution_options
-from coded.codes.interface import GRADIENT_SCHEMES, GradientScheme, WorkerShare
+from coded._keywords import ExecutionKeywords
+from coded.codes.interface import (
+    GRADIENT_SCHEMES,
+    Construction,
+    GradientScheme,
+    GradientSchemeName,
+    WorkerShare,
+)
 from theory.rng import as_generator
 from theory.validation import check_int, check_real
 
@@ -95,7 +102,7 @@ class GradientStep:
     step_seconds: float
     stage_seconds: Mapping[str, float]
     cancelled_tasks: int
-    transport: str = "tasks"
+    transport: Literal["tasks", "resident"] = "tasks"
 
 
 def _split_rows(data: Any, n: int) -> tuple[list[Any], list[int]]:
@@ -186,7 +193,7 @@ class GradientPlacement:
         params: ArrayLike,
         *,
         options: ExecutionOptions | None = None,
-        **option_fields: Any,
+        **option_fields: Unpack[ExecutionKeywords],
     ) -> GradientStep:
         """Compute the full gradient at `params` on the cluster (one step).
 
@@ -201,7 +208,17 @@ class GradientPlacement:
             returns). The gradient comes to the client (``output="numpy"``) and
             has no result check (``verify="correct"`` raises).
         **option_fields
-            Fields of :class:`coded.ExecutionOptions` as keywords.
+            Fields of :class:`coded.ExecutionOptions` as keywords; they override
+            those of `options`:
+        stragglers, timeout, rng : optional
+            Keyword options, as in `options`.
+        transport : {"auto", "resident", "tasks"}, optional
+            Keyword option: ``"auto"`` (default) runs the step on the workers'
+            resident servers where they run, ``"tasks"`` as pinned tasks;
+            :attr:`GradientStep.transport` says which ran.
+        output, verify, check : optional
+            Keyword options: ``output="numpy"`` only, ``verify`` ``"detect"``
+            or ``"off"`` (a gradient has no result check to run).
 
         Returns
         -------
@@ -276,10 +293,10 @@ def place_gradient_data(
     grad: Callable[[Any, np.ndarray], ArrayLike],
     *,
     client: Client,
-    scheme: str = "coded",
+    scheme: GradientSchemeName = "coded",
     n: int | None = None,
     s: int = 1,
-    construction: str = "stable",
+    construction: Construction = "stable",
 ) -> GradientPlacement:
     """Split `data` into ``n`` partitions and place each worker's share once.
 
@@ -488,7 +505,7 @@ def gradient_descent(
     callback: Callable[[StepRecord, np.ndarray], bool | None] | None = None,
     update: Callable[[np.ndarray, np.ndarray, int], Any] | None = None,
     options: ExecutionOptions | None = None,
-    **option_fields: Any,
+    **option_fields: Unpack[ExecutionKeywords],
 ) -> GradientDescentResult:
     r"""Gradient descent with distributed (coded) gradients on a placement.
 
@@ -521,7 +538,10 @@ def gradient_descent(
         step may wait for a decodable set of returns), as in
         :meth:`GradientPlacement.gradient`.
     **option_fields
-        Fields of :class:`coded.ExecutionOptions` as keywords.
+        Fields of :class:`coded.ExecutionOptions` as keywords; they override
+        those of `options`:
+    stragglers, timeout, rng, output, verify, check, transport : optional
+        Keyword options, as in :meth:`GradientPlacement.gradient`.
 
     Returns
     -------
@@ -580,10 +600,10 @@ def coded_gradient_descent(
     x0: ArrayLike,
     *,
     client: Client,
-    scheme: str = "coded",
+    scheme: GradientSchemeName = "coded",
     n: int | None = None,
     s: int = 1,
-    construction: str = "stable",
+    construction: Construction = "stable",
     **descent: Any,
 ) -> GradientDescentResult:
     """Place `data`, run :func:`gradient_descent`, release the placement.

@@ -26,17 +26,18 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from coded._deprecation import renamed_keyword
 from coded._dispatch import ExecutionOptions, execution_options
+from coded._keywords import ExecutionKeywords
 from coded._placed import PlacedOperand, matmul_placed
 from coded._result import MatmulResult
 from theory.rng import as_generator
-from theory.validation import check_int, check_real
+from theory.validation import check_int, check_real, non_finite_message
 
 __all__ = ["IterationRecord", "IterativeResult", "lstsq_gd", "power_method"]
 
@@ -132,7 +133,7 @@ def power_method(
     iterations: int = 50,
     x0: ArrayLike | None = None,
     options: ExecutionOptions | None = None,
-    **option_fields: Any,
+    **option_fields: Unpack[ExecutionKeywords],
 ) -> IterativeResult:
     r"""Top right singular vector of a placed A by the power method on ``A^T A``.
 
@@ -152,7 +153,10 @@ def power_method(
     options : ExecutionOptions, optional
         Stragglers, timeout and rng of every product (the rng also draws `x0`).
     **option_fields
-        Fields of :class:`coded.ExecutionOptions` as keywords.
+        Fields of :class:`coded.ExecutionOptions` as keywords; they override
+        those of `options`:
+    stragglers, timeout, rng, output, verify, check, transport : optional
+        Keyword options of every product, as in :func:`coded.coded_matmul`.
 
     Returns
     -------
@@ -201,7 +205,7 @@ def lstsq_gd(
     step_size: float | None = None,
     x0: ArrayLike | None = None,
     options: ExecutionOptions | None = None,
-    **option_fields: Any,
+    **option_fields: Unpack[ExecutionKeywords],
 ) -> IterativeResult:
     r"""Least squares ``min_x ||A x - b||^2 / 2`` by gradient descent on a placed A.
 
@@ -226,7 +230,10 @@ def lstsq_gd(
     options : ExecutionOptions, optional
         Stragglers, timeout and rng of every product.
     **option_fields
-        Fields of :class:`coded.ExecutionOptions` as keywords.
+        Fields of :class:`coded.ExecutionOptions` as keywords; they override
+        those of `options`:
+    stragglers, timeout, rng, output, verify, check, transport : optional
+        Keyword options of every product, as in :func:`coded.coded_matmul`.
 
     Returns
     -------
@@ -280,7 +287,7 @@ def _vector(value: Any, name: str, size: int) -> np.ndarray:
     if array.shape != (size,):
         raise ValueError(f"`{name}` must have shape ({size},), got {array.shape}.")
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"`{name}` must be finite (no NaN or inf).")
+        raise ValueError(non_finite_message(array, name))
     return array
 
 

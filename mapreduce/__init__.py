@@ -8,8 +8,10 @@ TeraSort generated, sorted and validated on the workers (``terasort``;
 job's state machine (``_state``) are pure; execution on Dask lives in
 ``mapreduce._runtime``, ``mapreduce._runtime_linear`` (coded map tasks) and
 ``mapreduce._runtime_terasort`` (records made and kept on the workers), the
-package's only Dask modules, imported only when a job runs. Import order:
-``_plan`` < ``_records`` < ``_options`` < ``_state`` < ``_runtime`` < ``_job``.
+package's only Dask modules, imported only when a job runs. Many small inputs
+are grouped into files of about ``MapReduceOptions.group_bytes`` (``_groups``,
+pure). Import order: ``_plan`` < ``_records`` < ``_options`` < ``_state`` <
+``_runtime`` < ``_job``.
 """
 
 from __future__ import annotations

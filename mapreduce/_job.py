@@ -7,13 +7,16 @@ execution is ``mapreduce._runtime``, imported inside the call (so that
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import pickle
 import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mapreduce._network import model_prefers_coded
+from mapreduce._groups import group_inputs, map_inputs
+from mapreduce._network import Delivery, model_prefers_coded
 from mapreduce._options import MapReduceOptions, mapreduce_options
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import plan_shuffle, verify_plan
@@ -143,9 +146,12 @@ def run_mapreduce(
     Parameters
     ----------
     files : sequence, dask.bag.Bag or dask.dataframe.DataFrame
-        The input files (any picklable objects); a Dask collection's partitions
-        are the files (a list of elements, a pandas DataFrame), repartitioned to
-        what the placement needs.
+        The input files (any picklable objects). Many small ones are grouped
+        into files of about the options' `group_bytes` (16 MiB by default;
+        ``record.inputs_per_file``), each mapped by calling `map_fn` on its
+        inputs one by one. A Dask collection's partitions are the files (a list
+        of elements, a pandas DataFrame), repartitioned to what the placement
+        needs.
     map_fn : callable
         ``map_fn(file)`` returns an iterable of ``(key, value)`` pairs.
     reduce_fn : callable
@@ -157,7 +163,8 @@ def run_mapreduce(
         Computation load of Li's placement, ``1 <= r <= K`` (default 1, i.e.
         uncoded). Exclusive with `placement`.
     placement : Placement, optional
-        Any placement with ``K`` nodes and one file per input file.
+        Any placement with ``K`` nodes and one file per input file (the inputs
+        are then not grouped).
     coded : bool, optional
         Coded multicasts or plain unicasts of whole values. Default: whichever
         the switched-network model (:func:`mapreduce.model_prefers_coded`)
@@ -181,8 +188,8 @@ def run_mapreduce(
         ``LocalCluster`` of ``K`` single-threaded workers is started and closed.
     options : MapReduceOptions, optional
         How the job runs: `delivery`, `output`, `timeout`, `straggler_slack`,
-        `progress` and `emulated_bandwidth` (:class:`MapReduceOptions`; default:
-        its defaults).
+        `progress`, `emulated_bandwidth` and `group_bytes`
+        (:class:`MapReduceOptions`; default: its defaults).
     **deprecated
         The fields of :class:`MapReduceOptions` as keywords, the old spelling:
         accepted for one release with a :class:`DeprecationWarning`.
@@ -248,7 +255,15 @@ def run_mapreduce(
         if not callable(fn):
             raise TypeError(f"`{name}` must be callable, got {type(fn).__name__}.")
     options = mapreduce_options(options, deprecated, "run_mapreduce")
+    sequence = not split and not _is_collection(files)  # files as given
+    grouped = sequence and placement is None and options.group_bytes is not None
     placement = _resolve_placement(files, K, r, placement, split)
+    inputs_per_file = (1,) * len(files) if sequence else None
+    if grouped:  # Li's placement over the grouped files
+        batches = math.comb(placement.K, int(placement.r))
+        files, inputs_per_file = group_inputs(files, batches, options.group_bytes)
+        map_fn = functools.partial(map_inputs, map_fn)
+        placement = place_li(placement.K, int(placement.r), N=len(files))
     if coded is None:
         coded = model_prefers_coded(placement, delivery=options.delivery)
     plan = verify_plan(plan_shuffle(placement, coded=bool(coded)))
@@ -256,7 +271,7 @@ def run_mapreduce(
 
     if split and not _is_collection(files):
         files = split_input(files, placement.N)
-    return execute_mapreduce(
+    result = execute_mapreduce(
         files,
         map_fn,
         reduce_fn,
@@ -266,6 +281,8 @@ def run_mapreduce(
         client=client,
         options=options,
     )
+    record = dataclasses.replace(result.record, inputs_per_file=inputs_per_file)
+    return MapReduceResult(output=result.output, record=record)
 
 
 def concatenate_values(j: int, values: list[Any]) -> Any:
@@ -320,7 +337,7 @@ def run_coded_maps(
     K: int,
     r: int,
     q: int,
-    delivery: str = "unicast",
+    delivery: Delivery = "unicast",
     client: Client | None = None,
     timeout: float = 600.0,
     progress: bool = False,

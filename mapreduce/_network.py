@@ -192,7 +192,8 @@ def predict_shuffle_seconds(
     *,
     network: Network = "switched",
     delivery: Delivery = "unicast",
-    bandwidth: float = 1e8,
+    bandwidth: float | Sequence[float] = 1e8,
+    download_bandwidth: float | Sequence[float] | None = None,
     value_bytes: int | Lengths = 1_000_000,
     latency_seconds: float = 0.0,
 ) -> float:
@@ -207,8 +208,13 @@ def predict_shuffle_seconds(
         multicast: one shared link on which a frame reaches all its receivers.
     delivery : {"unicast", "forward"}
         Delivery mode on the switched network (ignored for multicast).
-    bandwidth : float
-        Bytes per second of a link.
+    bandwidth : float or sequence of float
+        Bytes per second of a link; on the switched network one per node may
+        be given (the node's upload).
+    download_bandwidth : float or sequence of float, optional
+        Switched network: each node's download rate (default `bandwidth`;
+        ``math.inf`` where only uploads are limited, as on links shaped by
+        ``coded.runtime.ShapedCluster``).
     value_bytes : int or mapping
         See :func:`plan_traffic`.
     latency_seconds : float
@@ -233,6 +239,8 @@ def predict_shuffle_seconds(
     network = _check_choice(network, "network", NETWORKS)
     traffic = plan_traffic(plan, delivery, value_bytes)
     if network == "multicast":
+        if not isinstance(bandwidth, (int, float)):
+            raise ValueError("`bandwidth` of a multicast link must be one rate.")
         return shuffle_seconds_multicast(
             traffic.transmission_bytes, bandwidth, latency_seconds=latency_seconds
         )
@@ -240,13 +248,18 @@ def predict_shuffle_seconds(
         traffic.upload,
         traffic.download,
         bandwidth,
+        download_bandwidth=download_bandwidth,
         messages=traffic.messages,
         latency_seconds=latency_seconds,
     )
 
 
 def model_prefers_coded(
-    placement: Placement, *, delivery: Delivery = "unicast"
+    placement: Placement,
+    *,
+    delivery: Delivery = "unicast",
+    bandwidth: float | Sequence[float] = 1e8,
+    download_bandwidth: float | Sequence[float] | None = None,
 ) -> bool:
     """Whether the switched-network model says the coded shuffle is faster.
 
@@ -260,6 +273,10 @@ def model_prefers_coded(
         Where the files are mapped.
     delivery : {"unicast", "forward"}
         How a coded packet reaches its receivers.
+    bandwidth, download_bandwidth : float or sequence of float
+        The links (see :func:`predict_shuffle_seconds`). With equal links
+        the choice does not depend on their rate; ``run_mapreduce`` passes
+        none, so it assumes equal links.
 
     Returns
     -------
@@ -277,7 +294,11 @@ def model_prefers_coded(
     """
     times = [
         predict_shuffle_seconds(
-            plan_shuffle(placement, coded=coded), network="switched", delivery=delivery
+            plan_shuffle(placement, coded=coded),
+            network="switched",
+            delivery=delivery,
+            bandwidth=bandwidth,
+            download_bandwidth=download_bandwidth,
         )
         for coded in (True, False)
     ]

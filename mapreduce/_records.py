@@ -6,11 +6,16 @@ Defined below both the job API (``mapreduce._job``) and its Dask execution
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mapreduce._plan import ShufflePlan
+
+if TYPE_CHECKING:
+    from dask.bag import Bag
+    from dask.dataframe import DataFrame
 
 __all__ = ["MapReduceRecord", "MapReduceResult", "plan_record_fields"]
 
@@ -72,6 +77,11 @@ class MapReduceRecord:
         the shuffle, or None when the shuffle ran at the cluster's own speed.
         The stage times of an emulated run are emulated, not measured on a real
         network of that speed.
+    inputs_per_file : tuple of int or None
+        How many input files each of the `N` files grouped (all ones when each
+        input was its own file; :class:`mapreduce.MapReduceOptions`
+        ``group_bytes``), or None when the files were cut from records
+        (``split``) or from a Dask collection's partitions.
 
     Notes
     -----
@@ -103,6 +113,7 @@ class MapReduceRecord:
     pack_seconds: float
     unpack_seconds: float
     emulated_bandwidth: float | None = None
+    inputs_per_file: tuple[int, ...] | None = None
 
     @property
     def wire_bytes(self) -> int:
@@ -139,7 +150,7 @@ class MapReduceResult:
         Loads, bytes and stage times.
     """
 
-    output: Any
+    output: dict[Hashable, Any] | Bag | DataFrame
     record: MapReduceRecord
 
 

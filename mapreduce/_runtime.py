@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import pickle
+import queue
 import threading
 import time
 import uuid
@@ -132,13 +133,6 @@ def _check_reducer(node: object, key: Hashable, K: int) -> int:
     return int(node)
 
 
-def _combine(pairs: list, combine_fn: Callable) -> list:
-    groups: dict[Hashable, list] = defaultdict(list)
-    for key, value in pairs:
-        groups[key].append(value)
-    return [(key, combine_fn(key, values)) for key, values in groups.items()]
-
-
 def _map_task(
     map_fn: Callable,
     partition: Callable,
@@ -151,25 +145,36 @@ def _map_task(
 
     A file given as a list of pickled partitions is their concatenation.
 
-    `partition` is called once per distinct key (a key's node never changes),
-    and the combiner runs before partitioning, on the file's distinct keys.
+    Pairs are taken `_CANCEL_EVERY` at a time (``islice``: no Python step per
+    pair), the cancel signal looked at between two runs. The combiner groups
+    each run's values by key as they come, before partitioning, so that
+    `partition` is called once per distinct key (a key's node never changes).
     """
     cancelled = cancel_signal(signal)
     if cancelled.is_set():
         return None
     pairs: list = []
-    for count, pair in enumerate(map_fn(_load(file))):
-        if count % _CANCEL_EVERY == _CANCEL_EVERY - 1 and cancelled.is_set():
+    groups: dict[Hashable, list] = defaultdict(list)
+    produced = iter(map_fn(_load(file)))
+    while run := list(itertools.islice(produced, _CANCEL_EVERY)):
+        if cancelled.is_set():
             return None
-        pairs.append(pair)
+        if combine_fn is None:
+            pairs += run
+            continue
+        for key, value in run:
+            groups[key].append(value)
     if combine_fn is not None:
-        pairs = _combine(pairs, combine_fn)
+        pairs = [(key, combine_fn(key, values)) for key, values in groups.items()]
     buckets: list[list] = [[] for _ in range(K)]
     node_of: dict[Hashable, int] = {}
     for key, value in pairs:
         node = node_of.get(key)
         if node is None:
-            node = node_of[key] = _check_reducer(partition(key, K), key, K)
+            node = partition(key, K)
+            if type(node) is not int or not 0 <= node < K:  # checked once per key
+                node = _check_reducer(node, key, K)
+            node_of[key] = node
         buckets[node].append((key, value))
     return tuple(pickle.dumps(bucket, protocol=5) for bucket in buckets)
 
@@ -824,6 +829,33 @@ class _Job:
         }
 
 
+class _Completions:
+    """Futures reported as they finish, err or are cancelled: one queue.
+
+    ``distributed.wait(..., return_when="FIRST_COMPLETED")`` costs the client's
+    event loop a coroutine per future it is given; called once per poll on
+    every map of a job it made the map stage quadratic in the number of maps
+    (1800 one-file maps: 71 s of waits for 6 s of tasks, on 2 cores). A done
+    callback per future costs one coroutine in all.
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Future] = queue.SimpleQueue()
+
+    def watch(self, future: Future) -> None:
+        future.add_done_callback(self._queue.put)
+
+    def wait(self, seconds: float) -> list[Future]:
+        """Return the futures reported since the last call; wait up to `seconds`."""
+        try:
+            done = [self._queue.get(timeout=seconds)]
+        except queue.Empty:
+            return []
+        while not self._queue.empty():
+            done.append(self._queue.get_nowait())
+        return done
+
+
 def _wait_any(futures: list[Future], seconds: float) -> None:
     with contextlib.suppress(TimeoutError, CancelledError):  # lost: seen next
         wait(futures, timeout=seconds, return_when="FIRST_COMPLETED")
@@ -854,29 +886,42 @@ class _MapReduceJob(_Job):
             )
 
     def drive(self, state: JobState, actions: list, reduce_fn: Callable) -> list:
-        """Carry out actions and feed events until the state finishes or fails."""
-        self.watched: dict[Future, tuple] = {
-            future: ("map", f, k) for (f, k), future in self.maps.items()
-        }
+        """Carry out actions and feed events until the state finishes or fails.
+
+        The reduce stage's bar starts when the map stage ends (every map done or
+        the stragglers cut), so that its rate counts reduce time only.
+        """
+        self.completions = _Completions()
+        self.watched: dict[Future, tuple] = {}
+        # reported, in order; one lost with its worker stays until it settles
+        self.unsettled: dict[Future, None] = {}
+        for (f, k), future in self.maps.items():
+            self.watch(future, ("map", f, k))
         self.reduced: dict[int, Future] = {}
-        bars = {
-            "map": self.progress("map", len(self.maps)),
-            "reduce": self.progress("reduce_fn", self.placement.K),
-        }
+        self.reduces_done = 0
+        bars = {"map": self.progress("map", len(self.maps))}
         try:
             while not self._act(state, actions, reduce_fn):
-                _wait_any(list(self.watched), _POLL_SECONDS)
+                done = self.completions.wait(_POLL_SECONDS)
                 now = time.perf_counter()
-                events = self._events(now, bars)
+                events = self._events(done, now, bars)
                 if not events and (lost := self.newly_lost()):
                     events.append(NodesLost(nodes=frozenset(lost), now=now))
                 events.append(Tick(now=now))
                 actions = [a for event in events for a in state.handle(event)]
+                if state.map_end is not None and "reduce" not in bars:
+                    bars["reduce"] = self.progress("reduce_fn", self.placement.K)
+                    bars["reduce"].update(self.reduces_done)
         finally:
             for bar in bars.values():
                 bar.close()
         self.lost |= state.lost
         return self.dask.gather([self.reduced[k] for k in range(self.placement.K)])
+
+    def watch(self, future: Future, label: tuple) -> None:
+        """Report `future` to the drive loop once it finishes, errs or is cancelled."""
+        self.watched[future] = label
+        self.completions.watch(future)
 
     def _act(self, state: JobState, actions: list, reduce_fn: Callable) -> bool:
         for action in actions:
@@ -897,13 +942,15 @@ class _MapReduceJob(_Job):
             wake_waits(self.dask, f"{self.prefix}{k}", [self.addresses[k]])
         for fk in action.maps:
             self.watched.pop(self.maps[fk], None)
+            self.unsettled.pop(self.maps[fk], None)
             self.maps[fk].cancel()
         self.cancelled_maps = len(action.maps)
 
     def _submit_shuffle(self, action: SubmitShuffle, reduce_fn: Callable) -> None:
         self.plan = action.plan
         incoming = self.submit_frames(action.plan)
-        self.watched |= {f: ("frame", i, s) for (i, s), f in self.frames.items()}
+        for (i, s), future in self.frames.items():
+            self.watch(future, ("frame", i, s))
         self.picks: list[tuple[int, int, int, int]] = []  # (file, reducer, from, to)
         for k, host in enumerate(action.hosts):
             picks = {} if host == k else self._pick_values(k, host)
@@ -920,7 +967,7 @@ class _MapReduceJob(_Job):
                 key=f"reduce-{k}",
                 node=host,
             )
-            self.watched[self.reduced[k]] = ("reduce", k, host)
+            self.watch(self.reduced[k], ("reduce", k, host))
 
     def _pick_values(self, k: int, host: int) -> dict[int, Future]:
         """Reducer `k`'s values that `host` lacks, each from one holder (uncoded)."""
@@ -934,21 +981,23 @@ class _MapReduceJob(_Job):
                 self.picks.append((f, k, source, host))
         return picks
 
-    def _events(self, now: float, bars: dict) -> list:
+    def _events(self, done: list[Future], now: float, bars: dict) -> list:
         events: list = []
-        for future, (kind, *label) in list(self.watched.items()):
+        self.unsettled |= dict.fromkeys(f for f in done if f in self.watched)
+        for future in list(self.unsettled):
             if future.status in ("pending", "lost"):
-                continue
-            del self.watched[future]
+                continue  # lost with its worker: recomputed, or seen by newly_lost
+            del self.unsettled[future]
+            kind, *where = self.watched.pop(future)
             if future.status == "finished":
-                events += self._finished(kind, label, now, bars)
+                events += self._finished(kind, where, now, bars)
             elif kind == "map" and (
                 future.status == "cancelled"
                 or isinstance(future.exception(), KilledWorker)
             ):
-                events.append(MapLost(file=label[0], node=label[1], now=now))
+                events.append(MapLost(file=where[0], node=where[1], now=now))
             else:
-                events.append(self._failed(future, kind, label, now))
+                events.append(self._failed(future, kind, where, now))
         return events
 
     def _finished(self, kind: str, label: list, now: float, bars: dict) -> list:
@@ -957,7 +1006,9 @@ class _MapReduceJob(_Job):
             return [MapDone(file=label[0], node=label[1], now=now)]
         if kind == "frame":
             return []
-        bars["reduce"].update(1)
+        self.reduces_done += 1
+        if "reduce" in bars:
+            bars["reduce"].update(1)
         return [ReduceDone(reducer=label[0], now=now)]
 
     def _failed(self, future: Future, kind: str, label: list, now: float):

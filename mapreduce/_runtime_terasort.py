@@ -15,11 +15,10 @@ from __future__ import annotations
 import pickle
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dask
 import numpy as np
-import pandas as pd
 from distributed import Client, Future, get_worker, wait
 
 from mapreduce._errors import MapReduceTaskError
@@ -33,6 +32,9 @@ from mapreduce._teravalidate import (
     summarize_records,
     teragen_partition,
 )
+
+if TYPE_CHECKING:  # pandas: only the sorts of frames need it
+    import pandas as pd
 
 __all__ = [
     "drop_kept",
@@ -128,6 +130,8 @@ def keep_sorted_frame(
     token: str, by: str, k: int, frames: list[pd.DataFrame]
 ) -> tuple[str, int]:
     """Sort-by-column reduce: sort reducer `k`'s rows by `by` and keep them here."""
+    import pandas as pd
+
     frame = pd.concat(frames).sort_values(by, kind="stable")
     _keep(token, k, frame)
     return get_worker().address, len(frame)

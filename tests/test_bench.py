@@ -6,6 +6,8 @@ bench/<name>.py``, from the repository's root), so bench/ is the script's
 Timings are printed by the scripts, never asserted here.
 """
 
+import json
+import math
 import re
 import subprocess
 import sys
@@ -47,4 +49,48 @@ def test_quick_run_exits_0(script):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     written = re.findall(r"wrote (\S+_quick\.json)", run.stdout)
     assert written, f"{script} --quick wrote no results file"
-    assert all(Path(path).is_file() for path in written)
+    for path in written:
+        _check_results(json.loads(Path(path).read_text(encoding="utf-8")), path)
+
+
+def _leaves(node):
+    if isinstance(node, dict):
+        node = list(node.values())
+    if isinstance(node, list):
+        for item in node:
+            yield from _leaves(item)
+    else:
+        yield node
+
+
+def _quick_flags(node):
+    if isinstance(node, dict):
+        yield from (value for key, value in node.items() if key == "quick")
+        node = list(node.values())
+    if isinstance(node, list):
+        for item in node:
+            yield from _quick_flags(item)
+
+
+def _check_results(payload, path):
+    """A quick run's record: non-empty, with a measured value, marked quick."""
+    assert isinstance(payload, dict), f"{path}: {payload!r}"
+    assert payload, f"{path} is empty"
+    numbers = [
+        x
+        for x in _leaves(payload)
+        if isinstance(x, int | float) and not isinstance(x, bool)
+    ]
+    assert any(math.isfinite(x) and x > 0 for x in numbers), f"{path} measured nothing"
+    assert all(flag is True for flag in _quick_flags(payload)), f"{path} is not quick"
+
+
+def test_results_check_refuses_empty_unmeasured_or_full_runs():
+    _check_results({"quick": True, "seconds": {"median": 0.25}}, "ok.json")
+    for bad in (
+        {},
+        {"seconds": [0.0, float("nan")]},
+        {"params": {"quick": False}, "t": 1},
+    ):
+        with pytest.raises(AssertionError):
+            _check_results(bad, "bad.json")

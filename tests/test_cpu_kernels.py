@@ -21,7 +21,12 @@ ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_CORE = "CODED_EXPECTED_OPENBLAS_CORE"
 
 # the kernels a CPU can run, by the instruction-set flag each needs
-KERNEL_FLAGS = {"SkylakeX": "avx512f", "Haswell": "avx2", "Sandybridge": "avx"}
+KERNEL_FLAGS = {
+    "SkylakeX": "avx512f",
+    "Haswell": "avx2",
+    "Sandybridge": "avx",
+    "Nehalem": "sse4_2",
+}
 
 
 def _openblas_cores() -> set[str]:

@@ -98,6 +98,9 @@ def test_sphinx_build_has_no_warnings(docs_build):
 def test_site_has_every_section(docs_build):
     missing = [s for s in SECTIONS if not (docs_build.html / f"{s}.html").is_file()]
     assert missing == []
+    for section in SECTIONS:  # each page holds its own page, titled as its source
+        title = (DOCS / f"{section}.md").read_text(encoding="utf-8").splitlines()[0]
+        assert f"<h1>{title.removeprefix('# ')}<" in docs_build.page(section), section
 
 
 @site

@@ -1,14 +1,29 @@
-"""Type checkers see the real types of the public API (coded/__init__.pyi, mypy)."""
+"""Type checkers see the real types of the public API (coded/__init__.pyi, mypy).
+
+Two places: the checkout itself (mypy run from the repo root finds the packages in
+the current directory), and a user's script in a temporary directory outside it,
+which sees only what the installation gives (the editable install's static .pth,
+pyproject.toml's build section).
+"""
 
 import ast
+import importlib.metadata
+import json
 import pathlib
+import re
 import subprocess
 import sys
+import typing
+
+import pytest
 
 import coded
+from coded._dispatch import ExecutionOptions
+from coded._keywords import ExecutionKeywords
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "tests" / "typecheck" / "example.py"
+USER_SCRIPT = ROOT / "tests" / "typecheck" / "user_script.py"
 
 MISUSE = """\
 import numpy as np
@@ -68,3 +83,69 @@ def test_mypy_strict_sees_the_public_types(tmp_path):
     assert 'Argument "client" to "lagrange_map" has incompatible type' in errors[2]
     assert 'Argument "n" to "coded_matmul_async" has incompatible type' in errors[3]
     assert 'Argument "field" to "MDSCode" has incompatible type "str"' in errors[4]
+
+
+def test_keyword_options_match_execution_options():
+    assert typing.get_type_hints(ExecutionKeywords) == typing.get_type_hints(
+        ExecutionOptions
+    )
+
+
+def _mypy(*arguments, cwd):
+    """Run ``mypy --strict`` with this interpreter (its site-packages) in `cwd`."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--cache-dir",
+            str(ROOT / ".mypy_cache"),
+            *arguments,
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _installed_from():
+    """The directory this interpreter's coded-computing is installed from, if any."""
+    try:
+        found = importlib.metadata.distribution("coded-computing")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    url = json.loads(found.read_text("direct_url.json") or "{}").get("url", "")
+    return url.removeprefix("file://") or None
+
+
+def test_a_script_outside_the_checkout_sees_the_installed_types(tmp_path):
+    """The README's install (``pip install -e .``) gives mypy the real package."""
+    installed = _installed_from()
+    if installed is None or pathlib.Path(installed).resolve() != ROOT:
+        pytest.skip(
+            f"this interpreter's coded-computing is installed from {installed}, "
+            f"not from this checkout ({ROOT}): nothing to check here"
+        )
+    assert not tmp_path.resolve().is_relative_to(ROOT)
+    script = tmp_path / "user_script.py"
+    script.write_text(USER_SCRIPT.read_text())
+    run = _mypy("--follow-imports=silent", "--verbose", script.name, cwd=tmp_path)
+    # mypy logs where it finds each module: parsed afresh or read from its cache
+    where = re.search(
+        r"(?:Parsing (\S+) \(coded\)|Metadata fresh for coded: file (\S+))",
+        run.stderr,
+    )
+    assert where, f"mypy found no `coded` from {tmp_path}:\n{run.stdout}"
+    found = pathlib.Path(where.group(1) or where.group(2))
+    assert found.resolve() == ROOT / "coded" / "__init__.pyi"
+    errors = [line for line in run.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 2, run.stdout
+    assert re.search(
+        r'Argument "verify" to "coded_matmul" has incompatible type '
+        r"\"Literal\['yes'\]\"; expected \"Literal\['detect', 'correct', 'off'\]\"",
+        errors[0],
+    ), errors[0]
+    assert 'Argument "scheme" to "coded_matmul" has incompatible type' in errors[1]
+    assert "Literal['mdss']" in errors[1]

@@ -6,7 +6,8 @@ MDS, polynomial, MatDot and entangled codes (docs/theory/codes.md), heterogeneou
 allocations (HCMM, Kim et al., BPCC), exact expected latencies of an allocation and
 the physical limit (docs/theory/allocation.md), coded MapReduce loads and the
 K = 3 placement (docs/theory/mapreduce.md), the step times of gradient coding
-and its baselines (docs/theory/gradient_coding.md). Needs only numpy and scipy.
+and its baselines (docs/theory/gradient_coding.md), latency and per-call cost of
+multi-level codes (docs/theory/hierarchical.md). Needs only numpy and scipy.
 """
 
 from __future__ import annotations
@@ -44,6 +45,14 @@ from theory._heterogeneous import (
     kim_bound,
     waterfill_time,
 )
+from theory._hierarchical import (
+    CallOverhead,
+    RuntimeCosts,
+    call_overhead,
+    expected_latency_hierarchical,
+    fit_runtime_costs,
+    simulate_hierarchical,
+)
 from theory._homogeneous import (
     expected_kth_completion,
     expected_latency_mds,
@@ -70,17 +79,21 @@ from theory._thresholds import (
 __all__ = [
     "BATCH_CHOICES",
     "BPCCOptimum",
+    "CallOverhead",
     "GroupProfile",
     "K3Placement",
     "KimBound",
+    "RuntimeCosts",
     "SimulationResult",
     "WorkerProfile",
     "best_loads_at",
     "bpcc_optimum",
     "bpcc_tau",
+    "call_overhead",
     "expected_allocation_latency",
     "expected_gradient_step_time",
     "expected_kth_completion",
+    "expected_latency_hierarchical",
     "expected_latency_mds",
     "expected_latency_mds_asymptotic",
     "expected_latency_replication",
@@ -88,6 +101,7 @@ __all__ = [
     "expected_order_statistics",
     "expected_physical_limit",
     "expected_rows",
+    "fit_runtime_costs",
     "gradient_loads",
     "hcmm_lambda",
     "hcmm_latency",
@@ -110,6 +124,7 @@ __all__ = [
     "shuffle_seconds_multicast",
     "shuffle_seconds_switched",
     "simulate_gradient_step_time",
+    "simulate_hierarchical",
     "simulate_homogeneous",
     "simulate_latency",
     "simulate_physical_limit",

@@ -27,6 +27,7 @@ circle for replication) and :math:`E[T] = \int_0^\infty (1 - F(t))\,dt`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -38,12 +39,16 @@ from theory.validation import check_int, check_real
 
 __all__ = [
     "GRADIENT_SCHEMES",
+    "GradientSchemeName",
     "expected_gradient_step_time",
     "gradient_loads",
     "simulate_gradient_step_time",
 ]
 
-GRADIENT_SCHEMES = (
+GradientSchemeName = Literal[
+    "coded", "fractional", "replication", "uncoded", "ignore", "partial"
+]
+GRADIENT_SCHEMES: tuple[GradientSchemeName, ...] = (
     "coded",
     "fractional",
     "replication",
@@ -179,7 +184,11 @@ def _step_cdf(t: np.ndarray, profile: WorkerProfile, s: int, scheme: str, rows: 
 
 
 def expected_gradient_step_time(
-    profile: WorkerProfile, s: int, *, scheme: str = "coded", rows: float = 1.0
+    profile: WorkerProfile,
+    s: int,
+    *,
+    scheme: GradientSchemeName = "coded",
+    rows: float = 1.0,
 ) -> float:
     r"""Exact expected step time of a gradient-coding scheme.
 
@@ -252,7 +261,7 @@ def simulate_gradient_step_time(
     profile: WorkerProfile,
     s: int,
     *,
-    scheme: str = "coded",
+    scheme: GradientSchemeName = "coded",
     rows: float = 1.0,
     trials: int = 10_000,
     rng: RngLike = None,

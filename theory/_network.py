@@ -7,6 +7,7 @@ See docs/theory/network.md.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -60,8 +61,9 @@ def shuffle_seconds_multicast(
 def shuffle_seconds_switched(
     upload_bytes: Sequence[float],
     download_bytes: Sequence[float],
-    bandwidth: float,
+    bandwidth: float | Sequence[float],
     *,
+    download_bandwidth: float | Sequence[float] | None = None,
     messages: Sequence[float] | None = None,
     latency_seconds: float = 0.0,
 ) -> float:
@@ -71,8 +73,13 @@ def shuffle_seconds_switched(
     ----------
     upload_bytes, download_bytes : sequence of float
         Bytes each node sends and receives.
-    bandwidth : float
-        Bytes per second of each node's link (each direction), ``> 0``.
+    bandwidth : float or sequence of float
+        Bytes per second of each node's upload, ``> 0``: one for all nodes or
+        one per node (links may differ).
+    download_bandwidth : float or sequence of float, optional
+        Bytes per second of each node's download (default: `bandwidth`);
+        ``math.inf`` for links limited on upload only (a node's egress shaped,
+        as ``coded.runtime.ShapedCluster`` shapes it).
     messages : sequence of float, optional
         Messages each node sends or receives, for the latency term.
     latency_seconds : float
@@ -81,9 +88,9 @@ def shuffle_seconds_switched(
     Returns
     -------
     float
-        :math:`\max_k \big(\max(u_k, d_k) / B + \alpha m_k\big)`: the busiest
-        link, assuming the transfers are scheduled so that no link idles while it
-        has bytes left (the switch fabric itself never limits).
+        :math:`\max_k \big(\max(u_k / B_k, d_k / D_k) + \alpha m_k\big)`: the
+        busiest link, assuming the transfers are scheduled so that no link idles
+        while it has bytes left (the switch fabric itself never limits).
 
     Notes
     -----
@@ -96,6 +103,9 @@ def shuffle_seconds_switched(
     --------
     >>> shuffle_seconds_switched([3e6, 1e6], [1e6, 2e6], 1e7)
     0.3
+    >>> shuffle_seconds_switched([3e6, 1e6], [1e6, 2e6], [1e7, 2.5e6],
+    ...                          download_bandwidth=float("inf"))
+    0.4
     """
     up = _bytes_vector(upload_bytes, "upload_bytes")
     down = _bytes_vector(download_bytes, "download_bytes")
@@ -104,7 +114,12 @@ def shuffle_seconds_switched(
             "`upload_bytes` and `download_bytes` must have one entry per node, got "
             f"{up.size} and {down.size}."
         )
-    bandwidth = check_real(bandwidth, "bandwidth", min_value=0.0, strict_min=True)
+    rate_up = _rates(bandwidth, up.size, "bandwidth")
+    rate_down = (
+        rate_up
+        if download_bandwidth is None
+        else _rates(download_bandwidth, up.size, "download_bandwidth")
+    )
     latency = check_real(latency_seconds, "latency_seconds", min_value=0.0)
     count = (
         np.zeros_like(up) if messages is None else _bytes_vector(messages, "messages")
@@ -115,4 +130,18 @@ def shuffle_seconds_switched(
         )
     if up.size == 0:
         return 0.0
-    return float(np.max(np.maximum(up, down) / bandwidth + latency * count))
+    busiest = np.maximum(up / rate_up, down / rate_down)
+    return float(np.max(busiest + latency * count))
+
+
+def _rates(values: float | Sequence[float], nodes: int, name: str) -> np.ndarray:
+    """Bytes/s per node, ``> 0`` (``inf``: unlimited), from one or one per node."""
+    items = [values] * nodes if isinstance(values, numbers.Real) else list(values)
+    if len(items) != nodes or not all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool) and v > 0 for v in items
+    ):
+        raise ValueError(
+            f"`{name}` must be one rate > 0 (bytes/s) or one per node ({nodes}), "
+            f"got {values!r}."
+        )
+    return np.array(items, dtype=float)

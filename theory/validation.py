@@ -11,11 +11,12 @@ values `ValueError`.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import math
 import numbers
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -26,13 +27,17 @@ if TYPE_CHECKING:
 __all__ = [
     "all_finite",
     "check_finite_matrix",
+    "check_installed",
     "check_int",
     "check_k_of_n",
+    "check_levels",
+    "check_ndim",
     "check_prime",
     "check_real",
     "check_real_vector",
     "is_prime",
     "is_sparse",
+    "non_finite_message",
     "replace_options",
     "warn_renamed",
 ]
@@ -203,6 +208,69 @@ def check_k_of_n(k: object, n: object) -> tuple[int, int]:
     return k, n
 
 
+def check_levels(n: int, levels: object) -> tuple[tuple[int, int], ...]:
+    """Check a multi-level code layout against `n` workers.
+
+    Parameters
+    ----------
+    n : int
+        Number of workers.
+    levels : sequence of (int, int)
+        ``(n_l, k_l)`` per level, outermost first: ``prod_l n_l = n``,
+        ``1 <= k_l <= n_l``, ``n_l >= 2`` when there are several levels (so at
+        most ``log2(n)`` levels).
+
+    Returns
+    -------
+    tuple of (int, int)
+
+    Examples
+    --------
+    >>> check_levels(64, [(8, 7), [8, 6]])
+    ((8, 7), (8, 6))
+    """
+    n = check_int(n, "n", min_value=1)
+    if isinstance(levels, str) or not isinstance(levels, Sequence):
+        raise TypeError(
+            "`levels` must be a sequence of (n_l, k_l) pairs, outermost first, "
+            f"got {type(levels).__name__}."
+        )
+    if not levels:
+        raise ValueError("`levels` must hold at least one (n_l, k_l) pair, got ().")
+    depth = max(1, int(math.log2(n))) if n > 1 else 1
+    if len(levels) > depth:
+        raise ValueError(
+            f"`levels` has {len(levels)} levels but n={n} workers allow at most "
+            f"{depth}: every level splits its groups into at least 2, so L levels "
+            f"need n >= 2^L workers; use fewer levels (or more workers)."
+        )
+    pairs = []
+    for i, pair in enumerate(levels):
+        if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise TypeError(f"`levels[{i}]` must be an (n_l, k_l) pair, got {pair!r}.")
+        size = check_int(pair[0], f"levels[{i}][0] (n_l)", min_value=1)
+        k = check_int(pair[1], f"levels[{i}][1] (k_l)", min_value=1)
+        if size < 2 and len(levels) > 1:
+            raise ValueError(
+                f"`levels[{i}]` has n_l={size}: a level of a multi-level layout "
+                "splits each group into at least 2; drop that level."
+            )
+        if k > size:
+            raise ValueError(
+                f"`levels[{i}]` must satisfy 1 <= k_l <= n_l, got (n_l, k_l) = "
+                f"({size}, {k}); lower k_l to at most {size}."
+            )
+        pairs.append((size, k))
+    product = math.prod(size for size, _ in pairs)
+    if product != n:
+        raise ValueError(
+            f"the group sizes of `levels` {[s for s, _ in pairs]} multiply to "
+            f"{product}, not the n={n} workers: each level must divide the workers "
+            "into equal groups, so the sizes must be a factorisation of n."
+        )
+    return tuple(pairs)
+
+
 def is_prime(value: int) -> bool:
     """Return whether `value` is prime (deterministic Miller-Rabin below 3.3e24).
 
@@ -316,16 +384,137 @@ def check_finite_matrix(
         raise TypeError(
             f"`{name}` must be a real or integer array, got dtype {array.dtype}."
         )
-    if array.ndim not in allowed:
-        raise ValueError(
-            f"`{name}` must have ndim in {allowed}, got shape {array.shape}."
-        )
+    check_ndim(array.shape, name, allowed)
     if array.dtype.kind == "f":
         if not (keep_float32 and array.dtype == np.float32):
             array = array.astype(np.float64, copy=False)
         if not all_finite(array):
-            raise ValueError(f"`{name}` must be finite (no NaN or inf).")
+            raise ValueError(non_finite_message(array, name))
     return array
+
+
+def check_ndim(shape: tuple[int, ...], name: str, allowed: Sequence[int]) -> None:
+    """Raise a ValueError, with a reshape to suggest, if ``len(shape)`` is not allowed.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The array's shape.
+    name : str
+        Argument name used in messages.
+    allowed : sequence of int
+        Allowed numbers of dimensions.
+
+    Examples
+    --------
+    >>> check_ndim((4, 5, 10), "A", (2,))
+    Traceback (most recent call last):
+    ...
+    ValueError: `A` must have ndim in (2,), got shape (4, 5, 10). Reshape it to \
+2-D: A.reshape(-1, 10) stacks the rows of its 4 matrices (reshape the product back \
+after), A.reshape(4, -1) merges its trailing axes.
+    """
+    allowed = tuple(allowed)
+    ndim = len(shape)
+    if ndim in allowed:
+        return
+    message = f"`{name}` must have ndim in {allowed}, got shape {shape}."
+    if ndim > max(allowed) == 1:
+        raise ValueError(f"{message} Flatten it: {name}.reshape(-1).")
+    if ndim > max(allowed):
+        raise ValueError(
+            f"{message} Reshape it to 2-D: {name}.reshape(-1, {shape[-1]}) stacks "
+            f"the rows of its {math.prod(shape[:-2])} matrices (reshape the product "
+            f"back after), {name}.reshape({shape[0]}, -1) merges its trailing axes."
+        )
+    target = min(allowed)
+    raise ValueError(
+        f"{message} Pass a {target}-D array, e.g. "
+        f"{'np.atleast_2d' if target == 2 else 'np.atleast_1d'}({name})."
+    )
+
+
+def non_finite_message(array: np.ndarray, name: str) -> str:
+    """Return the message for an array with NaN or inf: where the first one is.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        A float array holding at least one NaN or infinity.
+    name : str
+        Argument name used in messages.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> non_finite_message(np.array([[1.0, 2.0], [np.nan, np.inf]]), "A")
+    '`A` must be finite (no NaN or inf). A[1, 0] is nan (the first of 2 \
+non-finite entries): drop or fill them first, e.g. np.nan_to_num(A) or the rows \
+where np.isfinite(A).all(axis=1).'
+    """
+    bad = ~np.isfinite(array)
+    where = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), array.shape))
+    index = ", ".join(map(str, where))
+    rows = (
+        f"np.isfinite({name}).all(axis=1)"
+        if array.ndim == 2
+        else f"np.isfinite({name})"
+    )
+    return (
+        f"`{name}` must be finite (no NaN or inf). {name}[{index}] is "
+        f"{array[where]} (the first of {int(bad.sum())} non-finite entries): drop "
+        f"or fill them first, e.g. np.nan_to_num({name}) or the rows where {rows}."
+    )
+
+
+def check_installed(
+    modules: Sequence[str], *, extra: str, needed_by: str, instead: str = ""
+) -> None:
+    """Raise ModuleNotFoundError naming the extra to install if a module is missing.
+
+    Looks the modules up without importing them (``importlib.util.find_spec``).
+
+    Parameters
+    ----------
+    modules : sequence of str
+        Top-level modules of the optional dependencies.
+    extra : str
+        The distribution's extra that installs them.
+    needed_by : str
+        What needs them, as the message's subject (an argument, a method).
+    instead : str
+        Another remedy, for the message (e.g. "pass output='dict'").
+
+    Raises
+    ------
+    ModuleNotFoundError
+        A module is missing; its ``name`` is the first missing one.
+
+    Examples
+    --------
+    >>> check_installed(["numpy"], extra="dev", needed_by="`x`")
+    >>> check_installed(["no_such_module"], extra="dev", needed_by="`x='y'`")
+    Traceback (most recent call last):
+    ...
+    ModuleNotFoundError: `x='y'` needs no_such_module, which is not installed: \
+install the 'dev' extra, pip install "coded-computing[dev]" (in a checkout: \
+pip install -e ".[dev]").
+    """
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        remedy = (
+            f"install the '{extra}' extra, pip install \"coded-computing[{extra}]\" "
+            f'(in a checkout: pip install -e ".[{extra}]")'
+        )
+        raise ModuleNotFoundError(
+            f"{needed_by} needs {' and '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed: {remedy}"
+            f"{f', or {instead}' if instead else ''}.",
+            name=missing[0],
+        )
 
 
 def all_finite(array: np.ndarray) -> bool:
@@ -381,7 +570,7 @@ Options = TypeVar("Options", bound="DataclassInstance")
 
 
 def replace_options(
-    options: Options | None, kind: type[Options], fields: dict[str, Any], caller: str
+    options: Options | None, kind: type[Options], fields: Mapping[str, Any], caller: str
 ) -> Options:
     """Return `options` (default: ``kind()``) with the keyword `fields` replaced.
 
@@ -392,7 +581,7 @@ def replace_options(
     kind : type
         A dataclass of options whose fields all have defaults (validated in its
         ``__post_init__``, which runs again on the replaced copy).
-    fields : dict
+    fields : mapping
         The caller's ``**keywords``: fields of `kind` to replace.
     caller : str
         The public function's name, for the messages.

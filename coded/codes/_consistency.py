@@ -37,6 +37,7 @@ __all__ = [
     "VERIFY_MODES",
     "Verify",
     "check_verify",
+    "detection_floor",
     "discrepancy",
     "is_consistent",
     "locate",
@@ -210,6 +211,59 @@ def tolerance(
     eta = np.zeros(Y.shape) if noise is None else np.broadcast_to(noise, Y.shape)
     rounding = 4 * size * _UNIT_ROUNDOFF * kappa * np.linalg.norm(Y, axis=0)
     return projector @ eta + rounding
+
+
+def detection_floor(
+    G_U: np.ndarray, Y: np.ndarray, p: int | None, noise: np.ndarray | None = None
+) -> float:
+    r"""Smallest error of one received entry certain to fail the residual test.
+
+    Relative to the largest entry of the entry's unit; the largest over the
+    units. An error ``e`` at entry ``(v, j)`` moves ``R_vj`` by ``P_vv e``
+    (``P = I - Q Q^T``) and the tolerance's rounding term by at most
+    ``rho e`` (``rho = 4 |U| u kappa(G_U)``), while the honest residual and the
+    residual's own rounding stay within the tolerance, so the test fails once
+    **[derived]**
+
+    ``(P_vv - 2 rho) e > 2 tol_vj``.
+
+    Over GF(p) the test is exact: 0 once every unit has a spare (``|U| > K``).
+
+    Parameters
+    ----------
+    G_U, Y, p, noise
+        As :func:`is_consistent`.
+
+    Returns
+    -------
+    float
+        ``inf`` where some unit has no spare (``P_vv <= 2 rho``).
+
+    Examples
+    --------
+    >>> G = np.vstack([np.eye(2), np.ones((1, 2))])
+    >>> Y = G @ np.array([[1.0], [2.0]])
+    >>> bool(0 < detection_floor(G, Y, None, noise=np.full(1, 1e-15)) < 1e-13)
+    True
+    >>> detection_floor(G[:2], Y[:2], None)  # no spare: nothing is checked
+    inf
+    """
+    size, K = G_U.shape
+    if size <= K:
+        return np.inf
+    if p is not None:
+        return 0.0
+    Q, _ = np.linalg.qr(G_U)
+    diagonal = 1.0 - np.einsum("ij,ij->i", Q, Q)
+    singular = np.linalg.svd(G_U, compute_uv=False)
+    rho = 4 * size * _UNIT_ROUNDOFF * singular[0] / singular[-1]
+    margin = diagonal - 2 * rho
+    reach = 2 * tolerance(G_U, Y, noise).max(axis=1, initial=0.0)
+    peak = np.abs(Y).max(axis=1, initial=0.0)
+    if np.any(margin <= 0) or np.any((peak == 0) & (reach > 0)):
+        return np.inf
+    floors = np.divide(reach / margin, peak, out=np.zeros(size), where=peak > 0)
+    return float(floors.max(initial=0.0))
 
 
 def _pivot_rows(G_U: np.ndarray, p: int) -> np.ndarray:

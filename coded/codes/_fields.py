@@ -36,7 +36,12 @@ import scipy.linalg
 
 from coded.codes import _modular
 from coded.errors import IllConditionedWarning
-from theory.validation import all_finite, check_finite_matrix, check_prime
+from theory.validation import (
+    all_finite,
+    check_finite_matrix,
+    check_ndim,
+    check_prime,
+)
 
 if TYPE_CHECKING:
     from galois import FieldArray
@@ -145,10 +150,7 @@ def _as_residues(value: Any, name: str, p: int, ndim: tuple[int, ...]) -> np.nda
                 f"`{name}` is an array over {kind.name} but the code is over GF({p})."
             )
         array = np.asarray(value.view(np.ndarray), dtype=np.int64)
-        if array.ndim not in ndim:
-            raise ValueError(
-                f"`{name}` must have ndim in {ndim}, got shape {array.shape}."
-            )
+        check_ndim(array.shape, name, ndim)
         return array
     array = _integer_array(value, name, ndim)  # compared in its own dtype: exact
     if array.size and (array.min() < 0 or array.max() >= p):

@@ -10,22 +10,32 @@ Over GF(p) ``r`` is uniform on the nonzero residues and the test is exact: a pie
 wrong in one entry always fails, and one wrong in several passes with probability
 at most ``1/(p - 1)`` per column. Over the reals ``r`` has independent
 random signs and the test allows for rounding **[derived]**
-(``docs/theory/verification.md``): the worker's entries err by at most
-``eta_j`` each (the code's per-column bound), so ``r . eta`` is a Rademacher sum,
-``|r . eta| <= sqrt(2 ln(2 / delta)) ||eta||_2 <= z sqrt(rows) eta_j`` except with
+(``docs/theory/verification.md``), so its reach grows with the rows it sums: the
+batch is split into groups of ``GROUP_ROWS`` consecutive rows, each checked on its
+own (``c_g = W_g^T r_g``: ``d`` numbers kept per group). Within a group of ``n``
+rows the worker's entries err by at most ``eta_j`` each (the code's per-column
+bound), so ``r_g . eta`` is a Rademacher sum,
+``|r_g . eta| <= sqrt(2 ln(2 / delta)) ||eta||_2 <= z sqrt(n) eta_j`` except with
 probability ``delta`` (Hoeffding; ``z = 7.4`` for ``delta = 1e-12``); the client's
-own dot products add ``gamma_rows |r| . |Y_j| + gamma_d (|c| + s) . |B_j|`` with
-``s = |W|^T |r|`` (Higham, Thm. 3.5). Without the code's bound (``noise`` None:
-shares encoded on the cluster, ``A.T @ y``) the worker's rounding enters
-deterministically instead, ``gamma_d(u_w) s . |B_j|`` in the workers' unit roundoff
-``u_w``, and the client's ``c`` adds ``gamma_rows s . |B_j|``.
+``fl(c_g)`` errs by at most ``gamma_n s_g`` (``s_g = |W_g|^T |r_g|``) and its own
+dot products add ``gamma_n |r_g| . |Y_gj| + gamma_d (|c_g| + s_g) . |B_j|``
+(Higham, Thm. 3.5). Without the code's bound (``noise`` None: shares encoded on
+the cluster, ``A.T @ y``) the worker's rounding enters deterministically instead,
+``gamma_d(u_w) s_g . |B_j|`` in the workers' unit roundoff ``u_w``.
 
 ``A.T @ y`` on the same shares (``coded.codes.TransposedCode``) is checked from the
 other side: worker i returns ``Y_i^T Yb`` for its share ``Y_i`` and y's blocks
 ``Yb``, so ``r`` has ``d`` entries (per unit) and ``c = Y_i r``
 (:func:`transposed_checks`).
 A piece may be projected where it lives (:func:`project_piece`, for products
-decoded on a worker): only ``r . Y`` and ``|Y|``'s column sums travel.
+decoded on a worker): only ``r . Y`` and ``|Y|``'s column sums and maxima travel.
+
+A check reports its *detection floor* (:class:`Verdict`): one entry of a piece
+off by more than twice its column's tolerance fails the check (``r`` is +-1 on
+every row, so the error moves ``r . Y_j`` by all of it, while the honest rounding
+and the client's own stay within the tolerance, the former except with
+probability ``FALSE_ALARM``), stated relative to the largest entry of the piece;
+0 over GF(p), where any one wrong entry fails.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from coded.codes import _fields as fields
 from coded.codes._base import Piece
@@ -44,9 +55,11 @@ from theory.validation import is_sparse
 
 __all__ = [
     "FALSE_ALARM",
+    "GROUP_ROWS",
     "Expected",
     "Projected",
     "ShareChecks",
+    "Verdict",
     "draw_vectors",
     "project_piece",
     "project_share",
@@ -55,9 +68,14 @@ __all__ = [
 ]
 
 FALSE_ALARM = 1e-12
-"""Probability that an honest real piece fails its check (Hoeffding's bound)."""
+"""Probability that one group of an honest real piece fails (Hoeffding's bound)."""
+GROUP_ROWS = 64
+"""Rows per checked group over the reals: the floor grows as their square root,
+the client keeps ``d`` numbers per group (``1/GROUP_ROWS`` of the share) and
+computes ``c_g . B`` for each, ``1/GROUP_ROWS`` of the rows' product."""
 _Z = float(np.sqrt(2 * np.log(2 / FALSE_ALARM)))
 _U = np.finfo(np.float64).eps / 2
+_EMPTY = np.empty(0)
 
 
 def _gamma(terms: int, u: float = _U) -> float:
@@ -67,8 +85,27 @@ def _gamma(terms: int, u: float = _U) -> float:
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class _Projection:
     r: np.ndarray  # (rows,): +-1, or residues over GF(p)
-    c: np.ndarray  # (d,): W^T r
-    s: np.ndarray  # (d,): |W|^T |r| (reals; empty over GF(p))
+    c: np.ndarray  # (groups, d): W_g^T r_g
+    s: np.ndarray  # (groups, d): |W_g|^T |r_g| (reals; empty over GF(p))
+
+
+def _groups(r: np.ndarray, p: int | None) -> scipy.sparse.csr_array:
+    """Return `r` split into groups: a (groups, rows) matrix (one group over GF(p))."""
+    rows = r.size
+    size = rows if p is not None else GROUP_ROWS
+    indptr = np.minimum(np.arange(0, rows + size, size), rows) if rows else [0]
+    return scipy.sparse.csr_array(
+        (r, np.arange(rows), np.asarray(indptr)), shape=(len(indptr) - 1, rows)
+    )
+
+
+def _group_sizes(projection: _Projection) -> np.ndarray:
+    """Rows of each group, as a column (broadcasts over B's columns)."""
+    size = projection.r.size if projection.c.shape[0] == 1 else GROUP_ROWS
+    sizes = np.full(projection.c.shape[0], size)
+    if sizes.size:
+        sizes[-1] = projection.r.size - size * (sizes.size - 1)
+    return sizes[:, None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -77,10 +114,12 @@ class Projected:
 
     Attributes
     ----------
-    ry : numpy.ndarray, shape (c,)
-        ``r . Y_j`` per column (residues over GF(p)).
-    size : numpy.ndarray, shape (c,)
-        ``|Y_j|_1`` per column (reals; empty over GF(p)).
+    ry : numpy.ndarray, shape (groups, c)
+        ``r_g . Y_gj`` per group and column (residues over GF(p)).
+    size : numpy.ndarray, shape (groups, c)
+        ``|Y_gj|_1`` per group and column (reals; empty over GF(p)).
+    peak : numpy.ndarray, shape (c,)
+        ``max_k |Y_kj|`` per column (reals; empty over GF(p)).
     u : float
         Unit roundoff of ``Y``'s dtype (the worker's arithmetic).
     finite : bool
@@ -89,8 +128,30 @@ class Projected:
 
     ry: np.ndarray
     size: np.ndarray
+    peak: np.ndarray
     u: float
     finite: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """A piece's check: whether it passed, and the detection floor that applied.
+
+    Attributes
+    ----------
+    passed : bool
+        Whether the piece is taken as right (also ``bool(verdict)``).
+    floor : float
+        An error of one of its entries larger than this, relative to the
+        piece's largest entry, was certain to fail the check: 0.0 over GF(p);
+        ``inf`` for a piece nothing checked.
+    """
+
+    passed: bool
+    floor: float
+
+    def __bool__(self) -> bool:
+        return self.passed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -99,10 +160,10 @@ class Expected:
 
     Attributes
     ----------
-    cb : numpy.ndarray, shape (c,)
-        ``c . B_j`` (residues over GF(p)).
-    cb_abs, sb_abs : numpy.ndarray, shape (c,)
-        ``|c| . |B_j|`` and ``s . |B_j|`` (reals; empty over GF(p)).
+    cb : numpy.ndarray, shape (groups, c)
+        ``c_g . B_j`` (residues over GF(p)).
+    cb_abs, sb_abs : numpy.ndarray, shape (groups, c)
+        ``|c_g| . |B_j|`` and ``s_g . |B_j|`` (reals; empty over GF(p)).
     d : int
         Rows of B.
     """
@@ -116,8 +177,8 @@ class Expected:
 def _expect(projection: _Projection, right: Any, p: int | None) -> Expected:
     B = np.asarray(right).reshape(np.shape(right)[0], -1)
     if p is not None:
-        cb = fields.matmul(projection.c[None, :], B, p)[0]
-        return Expected(cb=cb, cb_abs=np.empty(0), sb_abs=np.empty(0), d=B.shape[0])
+        cb = fields.matmul(projection.c, B, p)
+        return Expected(cb=cb, cb_abs=_EMPTY, sb_abs=_EMPTY, d=B.shape[0])
     B = B.astype(np.float64)
     size = np.abs(B)
     return Expected(
@@ -135,18 +196,25 @@ def project_piece(value: Any, r: np.ndarray, p: int | None) -> Projected:
     --------
     >>> import numpy as np
     >>> project_piece(np.array([[1, 2], [3, 4]]), np.array([1, 2]), 5).ry.tolist()
-    [2, 0]
+    [[2, 0]]
     """
     value = np.asarray(value)
     Y = value.reshape(value.shape[0], -1)
     if p is not None:
-        ry = fields.matmul(r[None, :], np.mod(Y, p), p)[0]
-        return Projected(ry=ry, size=np.empty(0), u=0.0, finite=True)
+        ry = fields.matmul(r[None, :], np.mod(Y, p), p)
+        return Projected(ry=ry, size=_EMPTY, peak=_EMPTY, u=0.0, finite=True)
     if Y.dtype.kind == "f" and not np.all(np.isfinite(Y)):
-        return Projected(ry=np.empty(0), size=np.empty(0), u=0.0, finite=False)
+        return Projected(ry=_EMPTY, size=_EMPTY, peak=_EMPTY, u=0.0, finite=False)
     u = float(np.finfo(Y.dtype).eps / 2) if Y.dtype.kind == "f" else _U
     Y = Y.astype(np.float64)
-    return Projected(ry=r @ Y, size=np.abs(Y).sum(axis=0), u=max(u, _U), finite=True)
+    magnitude, groups = np.abs(Y), _groups(r, p)
+    return Projected(
+        ry=groups @ Y,
+        size=abs(groups) @ magnitude,
+        peak=magnitude.max(axis=0, initial=0.0),
+        u=max(u, _U),
+        finite=True,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -181,7 +249,13 @@ class ShareChecks:
         return self.projections[(worker, start, stop)].r
 
     def passes(self, piece: Piece, right: Any, noise: Sequence[float] | None) -> bool:
-        """Whether `piece` is ``W @ right`` for its batch ``W`` (see module doc).
+        """Whether `piece` is ``W @ right`` for its batch (:meth:`verdict`)."""
+        return self.verdict(piece, right, noise).passed
+
+    def verdict(
+        self, piece: Piece, right: Any, noise: Sequence[float] | None
+    ) -> Verdict:
+        """Check `piece` against ``W @ right`` for its batch ``W`` (see module doc).
 
         Parameters
         ----------
@@ -197,30 +271,37 @@ class ShareChecks:
 
         Returns
         -------
-        bool
+        Verdict
         """
         projection = self.projections[(piece.worker, piece.start, piece.stop)]
         seen = piece.value
         if not isinstance(seen, Projected):
             seen = project_piece(seen, projection.r, self.p)
-        if not seen.finite:
-            return True  # the decoder refuses it, naming the worker (overflow)
+        if not seen.finite:  # the decoder refuses it, naming the worker (overflow)
+            return Verdict(passed=True, floor=np.inf)
         if not isinstance(right, Expected):
             right = _expect(projection, right, self.p)
         if self.p is not None:
-            return bool(np.array_equal(seen.ry, right.cb))
+            return Verdict(passed=bool(np.array_equal(seen.ry, right.cb)), floor=0.0)
         gap = np.abs(seen.ry - right.cb)
-        rows, d = projection.r.size, right.d
-        if noise is None:  # the worker's rounding, and that of c, bounded by s
-            worker = (_gamma(d, seen.u) + _gamma(rows)) * right.sb_abs
+        n, d = _group_sizes(projection), right.d
+        gamma_n = n * _U / (1 - n * _U)
+        if noise is None:  # the worker's rounding, bounded by s
+            worker = _gamma(d, seen.u) * right.sb_abs
         else:
-            worker = _Z * np.sqrt(rows) * np.asarray(noise)
+            worker = _Z * np.sqrt(n) * np.asarray(noise)
         tolerance = (
             worker
-            + _gamma(rows) * seen.size
-            + _gamma(d) * (right.cb_abs + right.sb_abs)
+            + gamma_n * (right.sb_abs + seen.size)  # fl(c_g), and r_g . Y_g
+            + _gamma(d) * (right.cb_abs + right.sb_abs)  # c_g . B_j
         )
-        return bool(np.all(gap <= tolerance))
+        # one entry off by e moves r_g . Y_gj by e and the tolerance by gamma_n e,
+        # while the honest part and the client's rounding stay within the
+        # tolerance: caught once (1 - gamma_n) e > 2 tolerance
+        reach = 2 * float(np.max(tolerance, initial=0.0)) / (1 - _gamma(GROUP_ROWS))
+        peak = float(np.max(seen.peak, initial=0.0))
+        floor = reach / peak if peak > 0 else (np.inf if reach > 0 else 0.0)
+        return Verdict(passed=bool(np.all(gap <= tolerance)), floor=float(floor))
 
     def expected(self, right: Any) -> dict[tuple[int, int, int], Expected]:
         """Return every batch's :class:`Expected` for a shared right operand.
@@ -336,14 +417,20 @@ def project_share(
     `unit_rows`: project for ``A.T @ y`` instead: ``W`` is the share's units of
     that many rows, transposed and stacked.
     """
+    groups = _groups(r, p)
     if is_sparse(W):  # CSR rows of a sparse A (real codes)
-        return _Projection(r=r, c=W.T @ r, s=np.asarray(abs(W).sum(axis=0)).ravel())
+        c, s = groups @ W, abs(groups) @ abs(W)
+        return _Projection(r=r, c=_dense(c), s=_dense(s))
     W = np.asarray(W)
     if unit_rows is not None:
         units = transposed_units(W, unit_rows)
         W = units[0] if len(units) == 1 else np.concatenate(units)
     if p is not None:
-        c = fields.matmul(r[None, :], np.mod(W, p), p)[0]
-        return _Projection(r=r, c=c, s=np.empty(0))
+        c = fields.matmul(r[None, :], np.mod(W, p), p)
+        return _Projection(r=r, c=c, s=_EMPTY)
     W = W.astype(np.float64, copy=False)
-    return _Projection(r=r, c=r @ W, s=np.abs(W).sum(axis=0))
+    return _Projection(r=r, c=groups @ W, s=abs(groups) @ np.abs(W))
+
+
+def _dense(X: Any) -> np.ndarray:
+    return X.toarray() if is_sparse(X) else np.asarray(X)

@@ -16,16 +16,17 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from coded.errors import NotEnoughResultsError
 from theory.validation import check_int
 
-__all__ = ["CONSTRUCTIONS", "Conditioning", "GradientCode"]
+__all__ = ["CONSTRUCTIONS", "Conditioning", "Construction", "GradientCode"]
 
-CONSTRUCTIONS = ("stable", "cyclic", "fractional")
+Construction = Literal["stable", "cyclic", "fractional"]
+CONSTRUCTIONS: tuple[Construction, ...] = ("stable", "cyclic", "fractional")
 _ENUMERATION_LIMIT = 20_000
 _SAMPLED_SETS = 2_000
 _SVD_CHUNK = 2_048
@@ -231,7 +232,7 @@ class GradientCode:
 
     __slots__ = ("B", "_vectors", "construction", "n", "s", "step", "supports")
 
-    def __init__(self, n: int, s: int, construction: str = "stable") -> None:
+    def __init__(self, n: int, s: int, construction: Construction = "stable") -> None:
         n = check_int(n, "n", min_value=1)
         s = check_int(s, "s", min_value=0)
         if s >= n:

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
-from coded.codes._gradient import GradientCode
+from coded.codes._gradient import Construction, GradientCode
 from coded.errors import GradientError, NotEnoughResultsError
 
 __all__ = [
@@ -35,11 +35,19 @@ __all__ = [
     "GradientDecoder",
     "GradientFailure",
     "GradientScheme",
+    "GradientSchemeName",
     "WorkerShare",
     "combine",
 ]
 
-GRADIENT_SCHEMES = ("coded", "uncoded", "replication", "ignore", "partial")
+GradientSchemeName = Literal["coded", "uncoded", "replication", "ignore", "partial"]
+GRADIENT_SCHEMES: tuple[GradientSchemeName, ...] = (
+    "coded",
+    "uncoded",
+    "replication",
+    "ignore",
+    "partial",
+)
 _SEPARATE = ("replication", "partial")  # partial gradients returned separately
 
 
@@ -149,11 +157,11 @@ class GradientScheme(Code):
 
     def __init__(
         self,
-        name: str,
+        name: GradientSchemeName,
         n: int,
         s: int,
         *,
-        construction: str = "stable",
+        construction: Construction = "stable",
         partition_rows: Sequence[int],
     ) -> None:
         if name not in GRADIENT_SCHEMES:

@@ -793,6 +793,7 @@ class UnitDecoder(Decoder):
         self._cached_plan: _Plan | None = None
         self._cached_spares: bool | None = None
         self._suspects: tuple[int, ...] = ()
+        self._floor = float("nan")
 
     def add(self, piece: Piece) -> None:
         """Record one piece (validated: worker, row range, shape, dtype, field).
@@ -984,6 +985,17 @@ class UnitDecoder(Decoder):
         """Workers whose wrong results the last ``"correct"`` decode left out."""
         return self._suspects
 
+    @property
+    def detection_floor(self) -> float:
+        """Detection floor of the check the last verified decode's units passed.
+
+        The smallest error of one entry, relative to its unit's largest entry,
+        certain to fail the residual test of the units decoded from
+        (:func:`coded.codes._consistency.detection_floor`; the largest over the
+        row patterns); NaN before a decode or with ``verify="off"``.
+        """
+        return self._floor
+
     def _contributors(self) -> list[int]:
         offsets = self._code._offsets
         return [
@@ -1004,23 +1016,31 @@ class UnitDecoder(Decoder):
         owners = np.repeat(np.arange(code.n), np.diff(code._offsets))
         received = self._received.copy()
         suspects: set[int] = set()
+        floors = [0.0]
         for ts, units in code._patterns(self._received):
             G_U = code._G[units]
             Y = values[units][:, ts, :].reshape(units.size, -1)
             noise = self._context.entry_noise(units, ts) if code._p is None else None
-            if self._verify == "detect" and consistency.is_consistent(
+            dropped: tuple[int, ...] | None = ()
+            if self._verify == "correct" or not consistency.is_consistent(
                 G_U, Y, code._p, noise
             ):
-                continue
-            dropped = consistency.locate(
-                G_U, Y, owners[units], code._p, wrong=self._wrong, noise=noise
-            )
-            if self._verify == "detect" or dropped is None:
+                dropped = consistency.locate(
+                    G_U, Y, owners[units], code._p, wrong=self._wrong, noise=noise
+                )
+            if dropped is None or (self._verify == "detect" and dropped):
                 raise self._disagreement(sorted(set(owners[units].tolist())), dropped)
             for i in dropped:
                 received[code._offsets[i] : code._offsets[i + 1], ts] = False
             suspects.update(dropped)
+            kept = ~np.isin(owners[units], dropped)
+            if noise is not None and np.ndim(noise) == 2:
+                noise = noise[kept]
+            floors.append(
+                consistency.detection_floor(G_U[kept], Y[kept], code._p, noise)
+            )
         self._suspects = tuple(sorted(suspects))
+        self._floor = max(floors)
         return received
 
     def _disagreement(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from coded.codes._fields import FieldLike, encode_product, multiply_real
 from coded.codes._freivalds import (
     ShareChecks,
+    Verdict,
     draw_vectors,
     project_piece,
     project_share,
@@ -18,7 +19,15 @@ from coded.codes._freivalds import (
     transposed_checks,
 )
 from coded.codes._generators import real_generator
-from coded.codes._gradient_schemes import GRADIENT_SCHEMES, GradientScheme, WorkerShare
+from coded.codes._gradient import Construction as Construction  # a Literal
+from coded.codes._gradient_schemes import (
+    GRADIENT_SCHEMES,
+    GradientScheme,
+    WorkerShare,
+)
+from coded.codes._gradient_schemes import (
+    GradientSchemeName as GradientSchemeName,  # a Literal
+)
 from coded.codes._rateless import RatelessContext
 from coded.codes._transpose import TransposedContext
 from coded.codes._units import UnitContext
@@ -31,6 +40,7 @@ __all__ = [
     "ShareChecks",
     "TransposedContext",
     "UnitContext",
+    "Verdict",
     "WorkerShare",
     "draw_vectors",
     "encode_product",

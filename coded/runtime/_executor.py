@@ -778,6 +778,7 @@ class MatmulHandle:
             suspect_workers=tuple(sorted(suspects)),
             verification=self._verification,
             transport=run.transport,
+            detection_floor=state.detection_floor,
             tasks=tuple(
                 TaskRecord(
                     worker=worker,

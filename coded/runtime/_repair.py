@@ -129,7 +129,7 @@ def repair_shares(
         raise NotEnoughResultsError(
             f"cannot repair the placement: the {len(live)} surviving shares do "
             f"not decode. The code tolerates {tolerance(code)} lost of "
-            f"{len(shares)} workers; lost {len(lost)}: {details}. Place A again.",
+            f"{len(shares)} shares; lost {len(lost)}: {details}. Place A again.",
             lost_workers=lost,
             tolerance=tolerance(code),
         )

@@ -14,19 +14,25 @@ decodable set of pieces (waiting for more while the decoder's conditioning
 guard asks for them), fails with `NotEnoughResultsError` as soon as no decodable
 set can still arrive, and at the latest at its timeout.
 
-With a `check` of the pieces (Freivalds checks of each worker's result), a piece
-that fails it is never decoded: ``verify="detect"`` ends the run with
-`InconsistentResultsError` naming its worker, ``verify="correct"`` drops that
-worker as lost (a straggler that returned garbage) and decodes from the others.
+With a `check` of the pieces (Freivalds checks of each worker's result), every
+piece is checked as it arrives and a piece that fails is never decoded:
+``verify="detect"`` ends the run with `InconsistentResultsError` naming its
+worker, ``verify="correct"`` drops that worker as lost (a straggler that returned
+garbage) and decodes from the others. A run whose pieces all pass therefore
+decodes from the first decodable set, as an unchecked one would: spare results
+are waited for only once a piece has failed. The largest detection floor of the
+used pieces' checks is :attr:`RunState.detection_floor`.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from coded.codes import Code, Decoder, Piece
+from coded.codes.interface import Verdict
 from coded.errors import DecodingError, InconsistentResultsError, NotEnoughResultsError
 from coded.events import Tick, TimedEvent
 from theory.validation import check_real
@@ -60,7 +66,7 @@ TaskRecord = tuple[int, int, int, int, float, str, int]
 
 
 def tolerance(code: Code) -> int:
-    """Lost workers `code` survives whichever they are: ``n - k``."""
+    """Lost code workers (shares) `code` survives whichever they are: ``n - k``."""
     return int(code.n) - int(code.recovery_threshold)
 
 
@@ -249,8 +255,9 @@ class RunState:
     policy : BackupPolicy, optional
         Back up slow tasks on idle workers.
     check : callable, optional
-        ``check(piece) -> bool``: whether a piece is right (None: every piece is
-        taken as it comes).
+        ``check(piece) -> bool`` or a :class:`~coded.codes.interface.Verdict`
+        (which also gives the detection floor that applied): whether a piece
+        is right (None: every piece is taken as it comes).
     verify : {"detect", "correct"}
         What a piece that fails `check` does: end the run with
         `InconsistentResultsError` (``"detect"``), or drop its worker as lost and
@@ -266,11 +273,12 @@ class RunState:
         *,
         timeout: float,
         policy: BackupPolicy | None = None,
-        check: Callable[[Piece], bool] | None = None,
+        check: Callable[[Piece], bool | Verdict] | None = None,
         verify: str = "detect",
     ) -> None:
         self.code, self.decoder = code, decoder
         self.check, self.verify = check, verify
+        self.floors: list[float] = []  # detection floor of each used piece
         self.suspects: dict[int, str] = {}  # code worker -> its wrong piece
         self._decodable_possible: frozenset[int] | None = None  # last checked
         self.addresses, self.batches = list(addresses), batches
@@ -294,6 +302,23 @@ class RunState:
     def used_workers(self) -> tuple[int, ...]:
         """Workers with at least one used piece."""
         return tuple(sorted({worker for worker, _ in self.used_tasks}))
+
+    @property
+    def detection_floor(self) -> float:
+        """Largest detection floor among the used pieces' checks.
+
+        An error of one entry of a used piece larger than this, relative to the
+        piece's largest entry, was certain to fail its check
+        (:class:`~coded.codes.interface.Verdict`); ``inf`` if a used piece went
+        unchecked. Without a check, the decoder's own (its results compared
+        with each other: ``detection_floor`` of a decoder that verifies, once it
+        decoded); NaN if neither gave one.
+        """
+        if self.check is None:
+            return float(getattr(self.decoder, "detection_floor", math.nan))
+        if not self.floors or any(map(math.isnan, self.floors)):
+            return math.nan
+        return max(self.floors)
 
     def address(self, copy: CopyKey) -> str:
         """Address of the Dask worker that runs `copy`."""
@@ -372,9 +397,14 @@ class RunState:
         if task.is_done or task.task.worker in self.suspects:
             return
         piece = event.piece
-        if piece is not None and self.check is not None and not self.check(piece):
-            self._wrong(task.task)
-            return
+        floor = math.inf  # unchecked
+        if piece is not None and self.check is not None:
+            verdict = self.check(piece)
+            if not verdict:
+                self._wrong(task.task)
+                return
+            floor = verdict.floor if isinstance(verdict, Verdict) else math.nan
+        self.floors.append(floor)
         task.is_done = True
         task.finish = self.finish[task.task.worker] = event.now - self.submitted_at
         self.durations.append(task.finish)
@@ -539,13 +569,15 @@ class RunState:
         received, needed = self.decoder.progress
         failed = sorted(self.failed_workers())
         lost = {i: self.lost.get(i, "its task failed") for i in failed}
-        tolerated = tolerance(self.code)
+        tolerated, n = tolerance(self.code), len(self.addresses)
+        hosts = len(set(self.addresses))
+        held = f" on {hosts} Dask workers" if hosts < n else ""
         details = "; ".join(f"worker {i}: {reason}" for i, reason in lost.items())
         return NotEnoughResultsError(
             f"{why}: received {received} of the {needed} results needed "
             f"(from workers {list(self.used_workers)}; failed workers {failed}). "
-            f"The code tolerates {tolerated} lost of {len(self.addresses)} "
-            f"workers; lost {len(lost)}{': ' + details if details else ''}.",
+            f"The code tolerates {tolerated} lost of {n} shares (one per code "
+            f"worker{held}); lost {len(lost)}{': ' + details if details else ''}.",
             lost_workers=lost,
             tolerance=tolerated,
         )

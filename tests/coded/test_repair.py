@@ -1,10 +1,13 @@
 """Erasure repair: lost shares rebuilt from any decodable set of surviving ones."""
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from coded._placed import _workers_tolerated
 from coded.codes import DEFAULT_PRIME, MDSCode, RowMDSCode
 from coded.errors import DecodingError
 from coded.testing import codes, decodable_subsets, matrices
@@ -34,3 +37,22 @@ def test_repair_from_too_few_shares_raises():
     lefts = code.encode_operands(np.ones((6, 2)), np.ones(2)).lefts
     with pytest.raises(DecodingError, match=r"workers \[1, 2\] are not a decodable"):
         code.repair({1: lefts[1], 2: lefts[2]}, [0])
+
+
+@given(
+    shares=st.lists(st.integers(1, 4), min_size=1, max_size=7),
+    budget=st.integers(-2, 8),
+)
+def test_workers_tolerated_is_the_largest_any_loss_of_that_many_survives(
+    shares, budget
+):
+    tolerated = _workers_tolerated(shares, budget)
+    if budget < 0:
+        assert tolerated == budget
+        return
+
+    def survives(w):  # every set of w workers holds at most `budget` shares
+        return all(sum(c) <= budget for c in itertools.combinations(shares, w))
+
+    assert survives(tolerated)
+    assert tolerated == len(shares) or not survives(tolerated + 1)

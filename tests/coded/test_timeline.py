@@ -66,6 +66,7 @@ def test_repr_summarises_code_workers_and_stages():
     assert "used workers: 0 1 (2 of 4); failed: 2; cancelled tasks: 2" in text
     assert "0:0.2100  1:0.1500  2:-  3:-" in text
     assert "wait 0.2500" in text
+    assert "verification: off; suspect workers: none" in text
 
 
 def test_html_table_has_one_row_per_worker_and_stage():
@@ -74,6 +75,7 @@ def test_html_table_has_one_row_per_worker_and_stage():
     assert page.count("<tr><td>") == 4 + 4
     assert "<td>2</td><td>-</td><td>failed</td>" in page
     assert "<td>wait</td><td>0.2500</td>" in page
+    assert "verification off, suspect workers none" in page
 
 
 def test_timeline_draws_every_task_from_a_stored_record(tmp_path):

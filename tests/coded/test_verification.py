@@ -13,7 +13,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from coded.codes import DEFAULT_PRIME, MDSCode, Piece, PolynomialCode
-from coded.codes._consistency import is_consistent, locate, row_noise, tolerance
+from coded.codes._consistency import (
+    detection_floor,
+    is_consistent,
+    locate,
+    row_noise,
+    tolerance,
+)
 from coded.codes._freivalds import project_piece, share_checks, transposed_checks
 from coded.codes._transpose import TransposedCode
 from coded.errors import DecodingError, InconsistentResultsError
@@ -332,6 +338,82 @@ def test_freivalds_never_flags_honest_real_pieces(d, rows, log_scale, seed):
         value = code.multiply(left, encoded.right(worker))
         piece = Piece(worker=worker, start=0, stop=len(left), value=value)
         assert checks.passes(piece, encoded.right(worker), encoded.context.noise)
+
+
+@given(
+    d=st.integers(1, 200),
+    rows=st.integers(1, 200),
+    log_scale=st.integers(-30, 30),
+    seed=st.integers(0, 2**32 - 1),
+    data=st.data(),
+)
+def test_an_entry_off_by_more_than_the_floor_always_fails(
+    d, rows, log_scale, seed, data
+):
+    """The floor a check reports is sound: one entry of the piece moved by
+    more than floor times its largest entry (either sign) fails the check."""
+    code = MDSCode(4, 3)
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((3 * rows, d)) * 10.0**log_scale
+    B = rng.standard_normal((d, 2))
+    encoded = code.encode_operands(A, B)
+    checks = share_checks(encoded.lefts, [[(0, rows)]] * 4, None, rng=seed)
+    worker = data.draw(st.integers(0, 3), label="worker")
+    right, noise = encoded.right(worker), encoded.context.noise
+    value = code.multiply(encoded.lefts[worker], right)
+    verdict = checks.verdict(
+        Piece(worker=worker, start=0, stop=rows, value=value), right, noise
+    )
+    assert verdict.passed
+    assert 0 < verdict.floor < 1e-6
+    wrong = np.array(value, copy=True)
+    entry = data.draw(st.integers(0, wrong.size - 1), label="entry")
+    sign = data.draw(st.sampled_from([-1.0, 1.0]), label="sign")
+    wrong.flat[entry] += sign * 1.5 * verdict.floor * np.abs(value).max()
+    off = abs(wrong.flat[entry] - value.flat[entry])  # after rounding
+    assume(off > verdict.floor * np.abs(value).max())
+    bad = Piece(worker=worker, start=0, stop=rows, value=wrong)
+    assert not checks.verdict(bad, right, noise)
+
+
+@given(
+    spares=st.integers(1, 3),
+    K=st.integers(1, 4),
+    log_scale=st.integers(-30, 30),
+    seed=st.integers(0, 2**32 - 1),
+    data=st.data(),
+)
+def test_the_residual_catches_an_entry_off_by_more_than_its_floor(
+    spares, K, log_scale, seed, data
+):
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal((K + spares, K))
+    Y = G @ rng.standard_normal((K, 3)) * 10.0**log_scale
+    noise = np.full(3, 1e-15 * 10.0**log_scale)
+    floor = detection_floor(G, Y, None, noise)
+    assume(np.isfinite(floor))
+    assert is_consistent(G, Y, None, noise)
+    unit = data.draw(st.integers(0, K + spares - 1), label="unit")
+    column = data.draw(st.integers(0, 2), label="column")
+    sign = data.draw(st.sampled_from([-1.0, 1.0]), label="sign")
+    wrong = Y.copy()
+    wrong[unit, column] += sign * 1.5 * floor * np.abs(Y[unit]).max()
+    assume(abs(wrong[unit, column] - Y[unit, column]) > floor * np.abs(Y[unit]).max())
+    assert not is_consistent(G, wrong, None, noise)
+
+
+@given(data=st.data())
+def test_checks_over_gf_p_report_a_floor_of_zero(data):
+    code = MDSCode(4, 2, field=DEFAULT_PRIME)
+    A, B = data.draw(operands(field=DEFAULT_PRIME, m=None, max_size=5))
+    encoded = code.encode_operands(A, B)
+    batches = [[(0, len(left))] for left in encoded.lefts]
+    checks = share_checks(encoded.lefts, batches, code.p, rng=0)
+    for worker, left in enumerate(encoded.lefts):
+        value = code.multiply(left, encoded.right(worker))
+        piece = Piece(worker=worker, start=0, stop=len(left), value=value)
+        verdict = checks.verdict(piece, encoded.right(worker), None)
+        assert (verdict.passed, verdict.floor) == (True, 0.0)
 
 
 BLOCK_CODES = ("mds", "replication")

@@ -1,4 +1,5 @@
 import collections
+import dataclasses
 import functools
 import math
 import pickle
@@ -40,12 +41,21 @@ TEXTS = [" ".join(f"w{(7 * f + 3 * i) % 23}" for i in range(40 + f)) for f in ra
 
 
 WAIT_ALL = {"options": MapReduceOptions(straggler_slack=math.inf)}  # every map
+# one file per input: the tests that count bytes or tasks per input file
+EACH_INPUT = MapReduceOptions(straggler_slack=math.inf, group_bytes=None)
 
 
 @pytest.mark.parametrize("r", [1, 2, 3])
 def test_word_count_equals_counter(client, r):
     result = run_mapreduce(
-        TEXTS, count_words, sum_counts, K=4, r=r, coded=True, client=client, **WAIT_ALL
+        TEXTS,
+        count_words,
+        sum_counts,
+        K=4,
+        r=r,
+        coded=True,
+        client=client,
+        options=EACH_INPUT,
     )
     assert result.output == collections.Counter(" ".join(TEXTS).split())
     record = result.record
@@ -56,6 +66,7 @@ def test_word_count_equals_counter(client, r):
     assert record.tolerance == r - 1
     assert record.stragglers == record.lost_nodes == ()
     # the bytes sent per multicast are about the paper's share of all values
+    # (12 files of similar values; grouped into 4, their sizes differ more)
     assert record.measured_load == pytest.approx(float(record.load), rel=0.25)
 
 
@@ -295,7 +306,7 @@ def test_wire_bytes_per_node_equal_the_plans_frames(client, delivery, coded):
         r=2,
         coded=coded,
         client=client,
-        options=MapReduceOptions(delivery=delivery, straggler_slack=math.inf),
+        options=dataclasses.replace(EACH_INPUT, delivery=delivery),
     )
     record = result.record
     plan = plan_shuffle(place_li(4, 2, N=len(TEXTS)), coded=coded)
@@ -763,7 +774,10 @@ def test_tasks_are_a_map_per_copy_a_pack_per_sender_a_bundle_per_pair_a_reduce_e
         for task in stream.data
         if str(task["key"]).startswith("mr-")
     )
-    placement = place_li(4, r, N=len(TEXTS))
+    # 12 small inputs grouped into one file per batch of the placement
+    assert math.comb(4, r) == result.record.N
+    assert sum(result.record.inputs_per_file) == len(TEXTS)
+    placement = place_li(4, r, N=result.record.N)
     frames = frames_of(plan_shuffle(placement, coded=coded))
     pairs = {(f.sender, k) for f in frames for k in f.receivers}
     senders = {f.sender for f in frames}

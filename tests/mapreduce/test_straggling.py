@@ -105,3 +105,34 @@ def test_a_last_unicast_level_needs_no_even_split(K, r, q, N):
     for finished in itertools.combinations(range(K), q):
         plan, _ = plan_finishers(coded, N, finished)
         assert plan.load_values / (q * N) == load_straggling(r, q, K)
+
+
+def _enumerated_levels(r, q, K):
+    """B_j by listing every r-subset: the share held by exactly j other finishers."""
+    counts = {}
+    for subset in itertools.combinations(range(K), r):
+        held = sum(1 for node in subset if 0 < node < q)
+        if 0 not in subset and held:
+            counts[held] = counts.get(held, 0) + 1
+    per_batch = Fraction(K, q * math.comb(K, r))
+    return {j: c * per_batch for j, c in sorted(counts.items())}
+
+
+@pytest.mark.parametrize(
+    ("K", "r", "q"), GRID, ids=[f"K{K}-r{r}-q{q}" for K, r, q in GRID]
+)
+def test_levels_count_the_files_other_finishers_hold(K, r, q):
+    levels = straggling_levels(r, q, K)
+    assert set(levels) == set(range(1, min(r, q - 1) + 1))
+    assert {j: b for j, b in levels.items() if b} == _enumerated_levels(r, q, K)
+
+
+def test_levels_when_every_finisher_holds_enough():
+    # r >= q: the levels stop at q - 1 other finishers
+    for K in range(2, 7):
+        for q in range(2, K + 1):
+            for r in range(q, K + 1):
+                levels = straggling_levels(r, q, K)
+                assert set(levels) == set(range(1, q)), (K, r, q)
+                expected = _enumerated_levels(r, q, K)
+                assert {j: b for j, b in levels.items() if b} == expected

@@ -42,3 +42,18 @@ def scheduler_keys(client, call_id, *, settle_seconds=5.0):
         if not keys or time.monotonic() > deadline:
             return keys
         time.sleep(0.01)
+
+
+@pytest.fixture(scope="session")
+def namespace():
+    """`coded.runtime.run_in_namespace`, or a skip where no namespace can be made.
+
+    A shaped cluster needs unprivileged user and network namespaces (``unshare``)
+    and the ``htb`` qdisc (``tc``) inside them.
+    """
+    from coded.runtime import run_in_namespace, shaped_links_unavailable
+
+    reason = shaped_links_unavailable()
+    if reason is not None:
+        pytest.skip(f"no shaped links here: {reason}")
+    return run_in_namespace

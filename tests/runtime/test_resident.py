@@ -53,7 +53,7 @@ def _outcome(placed, B, **options):
         result = coded_matmul(placed, B, **options)
     except (NotEnoughResultsError, InconsistentResultsError) as error:
         return type(error).__name__, _named(error)
-    return result.product, result.transport, result.suspect_workers
+    return result.product, result.transport, result.suspect_workers, result
 
 
 def _named(error):
@@ -125,6 +125,12 @@ def test_resident_and_task_paths_agree_on_named_errors(cluster, name, fault, see
     np.testing.assert_allclose(resident[0], tasks[0], atol=1e-8)
     assert (resident[1], tasks[1]) == ("resident", "tasks")
     assert resident[2] == tasks[2] == ((2,) if verify == "correct" else ())
+    for result in (resident[3], tasks[3]):  # checked alike, with a detection floor
+        assert result.verification == "freivalds"
+        if "field" in options:
+            assert result.detection_floor == 0.0  # exact over GF(p)
+        else:
+            assert 0 < result.detection_floor < 1e-9
 
 
 def test_stragglers_batches_and_cancel_on_resident_servers(client):
@@ -197,6 +203,11 @@ def _pids(client):
     return client.run(os.getpid)
 
 
+def _spare(client, placed):
+    """Workers holding no share of `placed` (nor having held one)."""
+    return set(client.scheduler_info()["workers"]) - set(placed.locations)
+
+
 @pytest.mark.chaos
 def test_sigkill_within_the_tolerance_is_a_straggler(processes):
     client = processes.client
@@ -209,9 +220,9 @@ def test_sigkill_within_the_tolerance_is_a_straggler(processes):
         np.testing.assert_allclose(result.product, A @ B, atol=1e-8)
         assert 0 not in result.used_workers
         assert result.transport == "resident"
-        client.wait_for_workers(4, timeout=60)  # the nanny restarted it
-        deadline = time.monotonic() + 10
-        while 0 in placed.live:  # the client learns the share is gone
+        deadline = time.monotonic() + 60
+        while 0 in placed.live or not _spare(client, placed):
+            # the client learns the share is gone; the nanny's new worker joins
             assert time.monotonic() < deadline
             time.sleep(0.05)
         assert placed.repair() == (0,)

@@ -13,8 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coded import MDSCode, ReplicationCode, UncodedCode
+from coded._dispatch import piece_check, prime_of
 from coded.codes import Piece
-from coded.errors import NotEnoughResultsError
+from coded.errors import InconsistentResultsError, NotEnoughResultsError
 from coded.runtime._state import (
     Backup,
     BackupPolicy,
@@ -45,7 +46,7 @@ CODES = {
 class Run:
     """A code, its operands and a started state (addresses ``w0``, ``w1``, ...)."""
 
-    def __init__(self, name, batches=1, policy=None):
+    def __init__(self, name, batches=1, policy=None, verify=None):
         self.code = CODES[name]()
         rng = np.random.default_rng(0)
         self.A = rng.integers(-5, 6, size=(12, 3))
@@ -55,6 +56,9 @@ class Run:
         self.encoded = self.code.encode_operands(self.A, self.x)
         self.addresses = [f"w{i}" for i in range(self.code.n)]
         self.batches = [_split(len(left), batches) for left in self.encoded.lefts]
+        check = None  # verify: each piece's Freivalds check, as coded_matmul runs it
+        if verify is not None:
+            check, _ = piece_check(self.code, self.encoded, self.batches, verify)
         self.state = RunState(
             self.code,
             self.code.decoder(self.encoded),
@@ -62,15 +66,20 @@ class Run:
             self.batches,
             timeout=TIMEOUT,
             policy=policy,
+            check=check,
+            verify=verify or "detect",
         )
         self.now = 0.0
         (submit,) = self.state.handle(Started(now=self.now))
         self.tasks = {task.key: task for task in submit.tasks}
 
-    def finished(self, key, copy=0):
+    def finished(self, key, copy=0, wrong=False):
         task = self.tasks[key]
         left = self.encoded.lefts[task.worker][task.start : task.stop]
         value = self.code.multiply(left, self.encoded.right(task.worker))
+        if wrong:  # one entry off (over GF(p): by one residue)
+            value, p = np.array(value), prime_of(self.code)
+            value.flat[0] = value.flat[0] + 1 if p is None else (value.flat[0] + 1) % p
         piece = Piece(worker=task.worker, start=task.start, stop=task.stop, value=value)
         return TaskFinished(task=key, copy=copy, now=self.now, piece=piece)
 
@@ -103,6 +112,12 @@ def _done_workers(run):
 
 runs = st.builds(
     Run, st.sampled_from(sorted(CODES)), batches=st.integers(min_value=1, max_value=2)
+)
+checked_runs = st.builds(
+    Run,
+    st.sampled_from(sorted(CODES)),
+    batches=st.integers(min_value=1, max_value=2),
+    verify=st.sampled_from(["detect", "correct"]),
 )
 
 
@@ -185,7 +200,7 @@ def test_losses_beyond_tolerance_fail_before_the_timeout(run, data):
     error = fail.error
     assert isinstance(error, NotEnoughResultsError)
     assert "no decodable set of results can still arrive" in str(error)
-    assert f"The code tolerates {tolerance(run.code)} lost of {n} workers" in str(error)
+    assert f"The code tolerates {tolerance(run.code)} lost of {n} shares" in str(error)
     assert error.tolerance == tolerance(run.code)
     assert set(error.lost_workers) == lost
     assert all("left the cluster" in why for why in error.lost_workers.values())
@@ -314,3 +329,55 @@ def test_cancelling_a_run_cancels_its_copies_and_ends_it():
     assert run.state.is_over
     assert run.handle(Tick(now=TIMEOUT)) == []
     assert {record[5] for record in run.state.records()} == {"cancelled"}
+
+
+@given(run=checked_runs, data=st.data())
+def test_checked_pieces_decode_from_the_first_passing_set(run, data):
+    """Each piece is checked as it arrives: no spare result is waited for until
+    one fails; a wrong piece is never decoded ("detect": the run fails naming
+    its worker; "correct": its worker is dropped like a lost one)."""
+    wrong = data.draw(st.sets(st.sampled_from(range(run.code.n))), label="wrong")
+    order = data.draw(st.permutations(sorted(run.tasks)), label="order")
+    decision, seen = None, set()
+    for key in order:
+        seen.add(key[0])
+        actions = run.handle(run.finished(key, wrong=key[0] in wrong))
+        decision = _decision(actions)
+        if decision is not None:
+            break
+        honest = _done_workers(run) - wrong  # a decodable set of right results
+        assert not run.code.is_decodable(honest)  # ... always decodes at once
+    assert set(run.state.suspects) == wrong & seen
+    if isinstance(decision, Fail):
+        assert isinstance(decision.error, InconsistentResultsError)
+        assert decision.error.suspect_workers == tuple(sorted(wrong & seen))
+        if run.state.verify == "correct":  # only once the rest cannot decode
+            assert not run.code.is_decodable(set(range(run.code.n)) - wrong)
+        return
+    assert isinstance(decision, Decode)
+    assert not {worker for worker, _ in decision.tasks} & wrong
+    if run.state.verify == "detect":
+        assert not wrong & seen
+    np.testing.assert_allclose(run.state.decoder.decode(), run.A @ run.x)
+    floor = run.state.detection_floor
+    assert floor == 0.0 if prime_of(run.code) else 0.0 < floor < 1e-9
+
+
+def test_a_slow_worker_is_not_waited_for_until_a_check_fails():
+    slow, fast = (0, 0), [(1, 0), (2, 0), (3, 0), (4, 0)]  # MDS (5, 3)
+    run = Run("mds-real", verify="correct")
+    assert run.handle(run.finished(fast[0])) == []
+    assert run.handle(run.finished(fast[1])) == []
+    assert run.handle(run.finished(fast[2])) == [
+        Cancel(copies=((slow, 0), (fast[3], 0))),
+        Decode(tasks=tuple(fast[:3])),
+    ]
+    run = Run("mds-real", verify="correct")
+    assert run.handle(run.finished(fast[0])) == []
+    assert run.handle(run.finished(fast[1], wrong=True)) == []  # wait for a spare
+    assert run.handle(run.finished(fast[2])) == []
+    assert run.handle(run.finished(fast[3])) == [
+        Cancel(copies=((slow, 0),)),
+        Decode(tasks=(fast[0], fast[2], fast[3])),
+    ]
+    assert set(run.state.suspects) == {2}

@@ -44,9 +44,24 @@ def test_a_wrong_worker_is_detected_then_corrected(client, field, error):
     _check(result.product, A, x, field)
     assert result.suspect_workers == (WRONG,)
     assert WRONG not in result.used_workers
-    # "auto": correct over the reals compares the spare results (it names
-    # errors down to the rounding bound); Freivalds checks everywhere else
-    assert result.verification == ("redundancy" if field is None else "freivalds")
+    assert result.verification == "freivalds"  # "auto": each result on its own
+    assert result.detection_floor == 0.0 if field else 0 < result.detection_floor < 1e-9
+
+
+@pytest.mark.parametrize("field", [None, 65537])
+def test_correct_returns_before_a_slow_worker_finishes(client, field):
+    """Every result passes its check: the call decodes from the fastest k and
+    cancels the slow worker's task while it still runs (no spare waited for)."""
+    A, x = _operands(field)
+    slow = Stragglers(delays={0: 30.0})  # woken when the call releases its keys
+    result = coded_matmul(
+        A, x, n=6, k=4, field=field, client=client, stragglers=slow, verify="correct"
+    )
+    _check(result.product, A, x, field)
+    assert 0 not in result.used_workers
+    (record,) = [task for task in result.tasks if task.worker == 0]
+    assert record.status == "cancelled"  # still running when the call decoded
+    assert result.cancelled_tasks >= 1
 
 
 @pytest.mark.parametrize("field", [None, 65537])
@@ -115,6 +130,25 @@ def test_where_no_check_applies_detect_says_so_and_correct_refuses(client):
         coded_matmul(A, x, n=6, field="exact", client=client, verify="correct")
     with pytest.raises(ValueError, match="`verify` must be 'detect'"):
         coded.ExecutionOptions(verify="sometimes")
+
+
+def test_rateless_rows_are_checked_and_a_wrong_one_names_its_worker(client):
+    A, x = _operands(None)
+    wrong = Stragglers(corrupt={WRONG: 1e-3})
+    fresh = {"scheme": "rateless", "n": 6, "client": client}
+    with pytest.raises(InconsistentResultsError) as info:
+        coded_matmul(A, x, stragglers=wrong, **fresh)
+    assert info.value.suspect_workers == (WRONG,)
+    with place_operand(A, scheme="rateless", n=6, client=client) as placed:
+        for target, kwargs in ((A, fresh), (placed, {})):
+            fixed = coded_matmul(
+                target, x, stragglers=wrong, verify="correct", **kwargs
+            )
+            _check(fixed.product, A, x, None)
+            assert fixed.verification == "freivalds"
+            assert fixed.suspect_workers == (WRONG,)
+            assert WRONG not in fixed.used_workers
+            assert 0 < fixed.detection_floor < 1e-9
 
 
 def _lazy(A):
@@ -225,7 +259,9 @@ def test_a_placement_remembers_suspects_and_repair_replaces_their_shares(
         assert set(placed.suspects) == {WRONG}
         assert set(placed.T.suspects) == {WRONG}  # both views remember
         before = placed.locations[WRONG]
-        assert placed.repair() == (WRONG,)
+        with pytest.warns(UserWarning, match="now tolerates 1 lost Dask worker"):
+            assert placed.repair() == (WRONG,)  # n = 6 workers: stacked on one
+        assert placed.tolerance_left == 1
         assert placed.suspects == {}
         assert placed.locations[WRONG] != before
         for target, right, exact in _views(placed, A, x, y):
@@ -246,7 +282,8 @@ def test_a_repair_margin_repairs_suspects_before_the_next_call(client):
         assert fixed.suspect_workers == (WRONG,)
         assert set(placed.suspects) == {WRONG}
         before = placed.locations[WRONG]
-        honest = coded_matmul(placed, -x)
+        with pytest.warns(UserWarning, match="stacked shares"):
+            honest = coded_matmul(placed, -x)
         assert placed.suspects == {}
         assert placed.locations[WRONG] != before
         _check(honest.product, A, -x, None)
@@ -260,12 +297,17 @@ def test_redundancy_checks_results_against_each_other(client, field):
     honest = coded_matmul(A, x, **kwargs)
     _check(honest.product, A, x, field)
     assert honest.verification == "redundancy"
+    assert honest.detection_floor == 0.0 if field else 0 < honest.detection_floor < 1e-9
     # at least one result beyond k = 4 (results that arrive together are all used)
     assert len(honest.used_workers) >= 5
     with pytest.raises(InconsistentResultsError) as info:
         coded_matmul(A, x, stragglers=wrong, **kwargs)
     assert WRONG in info.value.suspect_workers
-    with place_operand(A, n=6, k=4, field=field, client=client) as placed:
+    # k + 2 = n: every worker is waited for, and the call says so
+    with (
+        place_operand(A, n=6, k=4, field=field, client=client) as placed,
+        pytest.warns(UserWarning, match="waits for all of them"),
+    ):
         fixed = coded_matmul(
             placed, x, stragglers=wrong, verify="correct", check="redundancy"
         )
@@ -274,19 +316,19 @@ def test_redundancy_checks_results_against_each_other(client, field):
 
 
 @pytest.mark.parametrize(
-    ("scheme", "k", "check", "needed"),
+    ("scheme", "k", "check", "remedy"),
     [
-        ("uncoded", None, "freivalds", "n >= 7"),
-        ("mds", 6, "freivalds", "n >= 7"),
-        ("mds", 5, "redundancy", "n >= 7"),
-        ("uncoded", None, "auto", "n >= 7"),
+        ("uncoded", None, "freivalds", "UncodedCode.n=6. has none.*verify='detect'"),
+        ("mds", 6, "freivalds", "MDSCode.n=6. has none.*scheme='mds'"),
+        ("mds", 5, "redundancy", "n - k >= 2 spare workers.*k <= 4"),
+        ("uncoded", None, "auto", "every one of its n = k = 6 results is needed"),
     ],
 )
-def test_correct_without_spare_workers_says_how_many_are_needed(
-    client, scheme, k, check, needed
+def test_correct_without_spare_workers_says_what_would_help(
+    client, scheme, k, check, remedy
 ):
     A, x = _operands(None)
-    with pytest.raises(ValueError, match=f"`verify='correct'`.*{needed}"):
+    with pytest.raises(ValueError, match=f"verify='correct'.*{remedy}"):
         coded_matmul(
             A, x, scheme=scheme, n=6, k=k, client=client, verify="correct", check=check
         )

@@ -75,10 +75,29 @@ def test_a_repair_margin_heals_before_the_next_call(client):
         assert placed.live == (0, 1, 2, 3)
 
 
+def test_a_repair_without_a_spare_worker_stacks_shares_and_counts_workers(client):
+    with place_operand(A, n=6, k=4, client=client) as placed:  # on all 6 workers
+        _drop_shares(client, placed, [0])
+        assert placed.tolerance_left == 1
+        with pytest.warns(UserWarning, match="now tolerates 1 lost Dask worker"):
+            assert placed.repair() == (0,)
+        host = placed.locations[0]
+        stacked = [i for i in range(6) if placed.locations[i] == host]
+        assert len(stacked) == 2
+        assert placed.tolerance_left == 1  # two shares left to lose: one worker
+        _drop_shares(client, placed, stacked)  # as its Dask worker's death would
+        assert placed.tolerance_left == 0
+        result = coded_matmul(placed, X)
+        np.testing.assert_allclose(result.product, A @ X, atol=1e-9)
+
+
 def test_too_few_shares_name_the_lost_workers_and_the_tolerance(client):
     with place_operand(A, n=4, k=3, client=client) as placed:
         _drop_shares(client, placed, [0, 2])
-        message = "The code tolerates 1 lost of 4 workers; lost 2: worker 0: its "
+        message = (
+            "The code tolerates 1 lost of 4 shares (one per code worker); lost 2: "
+            "worker 0: its "
+        )
         with pytest.raises(NotEnoughResultsError, match=re.escape(message)) as error:
             coded_matmul(placed, X, timeout=60)
         assert error.value.tolerance == 1

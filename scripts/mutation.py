@@ -1,0 +1,388 @@
+"""Mutation testing of the math core with mutmut, one shard (a few modules) at a time.
+
+Usage (from the repository root)::
+
+    python scripts/mutation.py --list               # the shards
+    python scripts/mutation.py plan fields          # run two shards, print reports
+    python scripts/mutation.py plan --report        # report of the last run only
+    python scripts/mutation.py plan --retest        # survivors again, after new tests
+    python scripts/mutation.py plan --diff          # ... with each survivor's diff
+    python scripts/mutation.py plan --mutants 'mapreduce._plan.x_verify_plan*'
+
+
+Each shard mutates a few modules and runs only the tests that exercise them, so a
+shard fits in a CI job. Its mutmut project lives in ``build/mutation/<shard>/``
+(symlinks to the packages and tests, and the repository's pyproject.toml with a
+generated ``[tool.mutmut]`` table); a rerun is incremental: mutmut tests only the
+mutants of functions whose source changed (``--retest`` reruns the survivors
+after new tests).
+
+The report gives, per module, the score ``killed / (killed + survived)``, where a
+mutant no selected test runs (mutmut's "no tests") counts as survived and timeouts
+(an endless loop, or a loaded machine) are listed apart, outside the score, with
+the mutants of `EQUIVALENT` (each with the reason it cannot be killed) excluded;
+then it lists the survivors by name (``--diff`` prints each one's diff). It exits
+1 while a shard has a survivor that is not listed as equivalent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "build" / "mutation"
+PACKAGES = ("coded", "allocation", "mapreduce", "theory")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Modules to mutate and the test files that exercise them."""
+
+    modules: tuple[str, ...]
+    tests: tuple[str, ...]
+
+
+_ERRORS = "tests/coded/test_code_error_branches.py"
+_CODES_EXACT = (
+    "tests/coded/test_boundaries.py",
+    "tests/coded/test_exact.py",
+    "tests/coded/test_modular.py",
+    "tests/coded/test_dtypes.py",
+)
+SHARDS: dict[str, Shard] = {
+    "plan": Shard(
+        ("mapreduce/_plan.py", "mapreduce/_coding.py"),
+        (
+            "tests/mapreduce/test_plan.py",
+            "tests/mapreduce/test_plan_boundaries.py",
+            "tests/mapreduce/test_placement.py",
+        ),
+    ),
+    "placement": Shard(
+        ("mapreduce/_placement.py",),
+        ("tests/mapreduce/test_placement.py", "tests/mapreduce/test_plan.py"),
+    ),
+    "fields": Shard(
+        ("coded/codes/_fields.py",),
+        (
+            "tests/coded/test_boundaries.py",
+            _ERRORS,
+            "tests/coded/test_exact.py",
+            "tests/coded/test_modular.py",
+        ),
+    ),
+    "modular": Shard(
+        ("coded/codes/_modular.py", "coded/codes/_modular_kernels.py"), _CODES_EXACT
+    ),
+    "crt": Shard(
+        ("coded/codes/_crt.py", "coded/codes/_exact.py"), (*_CODES_EXACT, _ERRORS)
+    ),
+    "mds": Shard(
+        ("coded/codes/_mds.py", "coded/codes/_base.py"),
+        (
+            "tests/coded/test_mds.py",
+            "tests/coded/test_boundaries.py",
+            "tests/coded/test_codes_properties.py",
+            "tests/coded/test_row_mds_blocks.py",
+        ),
+    ),
+    "polynomial": Shard(
+        ("coded/codes/_polynomial.py", "coded/codes/_lagrange.py"),
+        ("tests/coded/test_polynomial.py", "tests/coded/test_lagrange.py"),
+    ),
+    "replication": Shard(
+        ("coded/codes/_replication.py", "coded/codes/_transpose.py"),
+        ("tests/coded/test_replication.py", "tests/coded/test_transpose.py"),
+    ),
+    "generators": Shard(
+        ("coded/codes/_generators.py",),
+        ("tests/coded/test_mds.py", "tests/coded/test_guard.py"),
+    ),
+    "units": Shard(
+        ("coded/codes/_units.py",),
+        ("tests/coded/test_mds.py", "tests/coded/test_guard.py"),
+    ),
+    "rateless": Shard(("coded/codes/_rateless.py",), ("tests/coded/test_rateless.py",)),
+    "gradient-codes": Shard(
+        ("coded/codes/_gradient.py", "coded/codes/_gradient_schemes.py"),
+        ("tests/coded/test_gradient_codes.py",),
+    ),
+    "verification": Shard(
+        ("coded/codes/_freivalds.py", "coded/codes/_consistency.py"),
+        ("tests/coded/test_verification.py",),
+    ),
+    "theory-small": Shard(
+        (
+            "theory/_thresholds.py",
+            "theory/_straggling.py",
+            "theory/_network.py",
+            "theory/_models.py",
+            "theory/_simulation_result.py",
+        ),
+        (
+            "tests/theory/test_thresholds.py",
+            "tests/theory/test_simulation_result.py",
+            "tests/theory/test_theory_error_branches.py",
+            "tests/theory/test_model_conversions.py",
+            "tests/theory/test_overhead.py",
+            "tests/mapreduce/test_straggling.py",
+            "tests/mapreduce/test_emulator.py",
+        ),
+    ),
+    "theory-homogeneous": Shard(
+        ("theory/_homogeneous.py", "theory/_homogeneous_sim.py"),
+        ("tests/theory/test_homogeneous.py",),
+    ),
+    "theory-heterogeneous": Shard(
+        ("theory/_heterogeneous.py", "theory/_exact_latency.py"),
+        ("tests/theory/test_heterogeneous.py",),
+    ),
+    "theory-cdc": Shard(("theory/_cdc.py",), ("tests/theory/test_cdc.py",)),
+    "theory-gradient": Shard(
+        ("theory/_gradient.py", "theory/_physical_limit.py"),
+        ("tests/theory/test_gradient.py", "tests/theory/test_physical_limit.py"),
+    ),
+    "theory-simulator": Shard(
+        ("theory/_simulator.py",), ("tests/theory/test_simulator.py",)
+    ),
+    "solvers": Shard(
+        ("allocation/_solvers.py",),
+        (
+            "tests/allocation/test_solvers.py",
+            "tests/allocation/test_overhead_and_units.py",
+        ),
+    ),
+}
+
+EQUIVALENT: dict[str, str] = {
+    "mapreduce._plan.x_verify_plan__mutmut_54": (
+        "'twice' if start <= end: inside `if start != end`, <= and < agree"
+    ),
+    "mapreduce._plan.x__plan_uncoded__mutmut_3": (
+        "sent = [1] * K: every count shifted by one; the minima and the test "
+        "sent[s] > sent[t] + 1 only compare counts"
+    ),
+    "mapreduce._plan.x__plan_uncoded__mutmut_7": (
+        "greedy pass by node id (key=None): only the start of the rebalancing "
+        "changes; the contract (no value can move to a storer two sends less "
+        "busy, tested) holds, which balanced assignment comes out is unspecified"
+    ),
+    "mapreduce._plan.x__plan_uncoded__mutmut_9": "as mutant 7 (key dropped)",
+    "mapreduce._plan.x__plan_uncoded__mutmut_17": (
+        "moved = None in the loop: None and False are both false for `while`"
+    ),
+    "mapreduce._plan.x__plan_uncoded__mutmut_46": (
+        "zip(..., strict=None): demands and senders have one entry each, always"
+    ),
+    "mapreduce._plan.x__plan_uncoded__mutmut_49": "as mutant 46 (strict dropped)",
+    "mapreduce._plan.x__plan_uncoded__mutmut_50": "as mutant 46 (strict=False)",
+    "mapreduce._plan.x__plan_group__mutmut_20": (
+        "P + len(senders) caps the list of senders later; only senders[t], t < P, "
+        "are read"
+    ),
+    "mapreduce._plan.x__plan_group__mutmut_42": (
+        "zip(..., strict=None): None is false, as strict=False"
+    ),
+    "mapreduce._plan.x__plan_group__mutmut_45": "strict dropped: False is its default",
+    "mapreduce._plan.x__group_transmissions__mutmut_27": (
+        "range(1, g + 2): c = g always reaches the best load, so next() stops first"
+    ),
+    "mapreduce._plan.x__plan_coded__mutmut_9": (
+        "design plan only from 3 classes: with 2 classes every design group has 2 "
+        "members (g = 1, plain unicasts), never lighter than Li's plan, which min() "
+        "keeps on ties (checked on (q, q') hypercubes)"
+    ),
+    "mapreduce._plan.x__plan_coded__mutmut_10": "as mutant 9 (>= 3)",
+    "mapreduce._plan.x__plan_groups__mutmut_3": (
+        "groups in another order: each group is planned alone, so only the order "
+        "of the packets changes, which a plan does not specify"
+    ),
+    "mapreduce._plan.x__plan_groups__mutmut_5": "as mutant 3 (key dropped)",
+    "theory._straggling.x_load_straggling__mutmut_47": (
+        "the message of an unreachable AssertionError (any q finishers of the MDS "
+        "placement hold N coded files; scripts/raise_coverage.py lists it)"
+    ),
+    "theory._straggling.x_load_straggling__mutmut_48": "as mutant 47",
+    "theory._straggling.x_load_straggling__mutmut_49": "as mutant 47",
+    "theory._straggling.x_load_straggling__mutmut_50": "as mutant 47",
+    "coded.codes._fields.x__max_abs__mutmut_2": (
+        "`if array.size or True`: _max_abs only sees operands that passed "
+        "_check_nonempty, so the empty branch is never taken"
+    ),
+    "coded.codes._fields.x__max_abs__mutmut_11": "as mutant 2 (empty gives 1)",
+    "coded.codes._fields.x__signed_residues__mutmut_13": (
+        "astype(copy=None): numpy reads None as False, the original's value"
+    ),
+    "coded.codes._fields.x__signed_residues__mutmut_15": (
+        "astype copies (copy flag dropped): np.mod returns a new array either way; "
+        "copy=False only saves memory"
+    ),
+    "coded.codes._fields.x__signed_residues__mutmut_16": "as mutant 15 (copy=True)",
+}
+"""Surviving mutants that compute the same function as the original, with the reason.
+
+A name is ``<module>.x_<function>__mutmut_<n>`` (``mutmut show <name>`` in the
+shard's directory prints its diff); the numbering is stable while the function's
+source is unchanged.
+"""
+
+
+def _mutmut_table(shard: Shard) -> str:
+    tests = [test for test in shard.tests if (ROOT / test).exists()]
+
+    def toml_list(items: tuple[str, ...] | list[str]) -> str:
+        return "[" + ", ".join(json.dumps(item) for item in items) + "]"
+
+    return (
+        "\n[tool.mutmut]  # generated by scripts/mutation.py\n"
+        f"source_paths = {toml_list(PACKAGES)}\n"
+        f"only_mutate = {toml_list(shard.modules)}\n"
+        f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "_mutation_order"]\n'
+        # a mutant running 5 x (15 s + its tests' time) is a timeout (wall clock:
+        # on a loaded machine a forked pytest alone can take 20 s; mutmut's
+        # x 15 waits long on each endless loop); timeouts are not in the score
+        "timeout_multiplier = 5.0\ntimeout_constant = 15.0\n"
+    )
+
+
+def prepare(name: str) -> Path:
+    """Create (or refresh) the shard's mutmut project; return its directory."""
+    shard, directory = SHARDS[name], WORK / name
+    directory.mkdir(parents=True, exist_ok=True)
+    for entry in (*PACKAGES, "tests"):
+        link = directory / entry
+        if not link.is_symlink():
+            link.symlink_to(ROOT / entry, target_is_directory=True)
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    (directory / "pyproject.toml").write_text(pyproject + _mutmut_table(shard))
+    return directory
+
+
+def run(name: str, max_children: int, mutants: list[str]) -> int:
+    """Run mutmut on the shard (incremental after the first run).
+
+    `mutants` (glob patterns of mutant names) restricts the run to them; mutmut
+    then retests them even when it has a result.
+    """
+    directory = prepare(name)
+    env = dict(os.environ, HYPOTHESIS_PROFILE="ci", MPLBACKEND="Agg")
+    env["PYTHONPATH"] = str(ROOT / "scripts")  # _mutation_order.py, a pytest plugin
+    command = [sys.executable, "-m", "mutmut", "run", "--max-children"]
+    command += [str(max_children), *mutants]
+    return subprocess.call(command, cwd=directory, env=env)
+
+
+def results(name: str) -> dict[str, dict[str, int]]:
+    """Exit code of every mutant of the shard's last run, by module path."""
+    mutants = WORK / name / "mutants"
+    codes: dict[str, dict[str, int]] = {}
+    for module in SHARDS[name].modules:
+        meta = mutants / f"{module}.meta"
+        if meta.exists():
+            codes[module] = json.loads(meta.read_text())["exit_code_by_key"]
+    return codes
+
+
+def unexplained_survivors(name: str) -> list[str]:
+    """Survived or untested mutants of the shard's last run, equivalents aside."""
+    return [
+        mutant
+        for codes in results(name).values()
+        for mutant, code in sorted(codes.items())
+        if status(code) in ("survived", "no tests") and mutant not in EQUIVALENT
+    ]
+
+
+def status(code: int | None) -> str:
+    """mutmut's name for an exit code (killed, survived, timeout, no tests...)."""
+    from mutmut.stats import status_by_exit_code
+
+    return status_by_exit_code[code]
+
+
+def report(name: str, *, diff: bool) -> list[str]:
+    """Print the shard's scores per module; return its unexplained survivors."""
+    print(f"## shard {name}")
+    survivors: list[str] = []
+    for module, codes in results(name).items():
+        counts: dict[str, int] = {}
+        equivalent = 0
+        for mutant, code in sorted(codes.items()):
+            state = status(code)
+            if state == "survived" and mutant in EQUIVALENT:
+                equivalent += 1
+                continue
+            counts[state] = counts.get(state, 0) + 1
+            if state in ("survived", "no tests"):
+                survivors.append(mutant)
+        killed = counts.get("killed", 0)
+        survived = counts.get("survived", 0) + counts.get("no tests", 0)
+        score = killed / (killed + survived) if killed + survived else float("nan")
+        others = ", ".join(
+            f"{k} {v}"
+            for k, v in sorted(counts.items())
+            if k not in ("killed", "survived", "no tests")
+        )
+        print(
+            f"{module}: {len(codes)} mutants, killed {killed}, "
+            f"survived {survived} (untested included), equivalent {equivalent}"
+            f"{'; ' + others if others else ''}; score {score:.1%}"
+        )
+    for mutant in survivors:
+        print(f"  survived: {mutant}")
+        if diff:
+            subprocess.call(
+                [sys.executable, "-m", "mutmut", "show", mutant], cwd=WORK / name
+            )
+    return survivors
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("shards", nargs="*", help="shard names (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the shards")
+    parser.add_argument("--report", action="store_true", help="report only, no run")
+    parser.add_argument("--diff", action="store_true", help="print survivors' diffs")
+    parser.add_argument("--max-children", type=int, default=1, help="parallel tests")
+    parser.add_argument(
+        "--retest",
+        action="store_true",
+        help="rerun the last run's survivors (mutmut keeps results: new tests only "
+        "reach a cached survivor this way)",
+    )
+    parser.add_argument(
+        "--mutants",
+        nargs="+",
+        default=[],
+        help="only these mutants (globs, e.g. 'mapreduce._plan.x_verify_plan*')",
+    )
+    args = parser.parse_args(argv)
+    if args.list or not args.shards:
+        for name, shard in SHARDS.items():
+            print(f"{name}: {' '.join(shard.modules)}  <-  {' '.join(shard.tests)}")
+        return 0
+    unknown = sorted(set(args.shards) - set(SHARDS))
+    if unknown:
+        parser.error(f"unknown shards {unknown}; --list shows them")
+    unexplained = 0
+    for name in args.shards:
+        mutants = args.mutants or (unexplained_survivors(name) if args.retest else [])
+        if args.retest and not mutants:
+            print(f"shard {name}: no survivor to retest")
+        elif not args.report and run(name, args.max_children, mutants) != 0:
+            print(f"mutmut failed on shard {name}", file=sys.stderr)
+            return 2
+        unexplained += len(report(name, diff=args.diff))
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
