@@ -1,6 +1,6 @@
 """The per-call floor of a placed ``A @ x``, and how close each transport gets.
 
-For each n (8 and 32 worker processes; ``--quick``: 4), A (1200 k x 200 rows,
+For each n (8 and 32 worker processes; ``--quick``: 2), A (1200 k x 200 rows,
 (n, k) MDS with k = 3n/4: 7200 x 200 and (8, 6) at n = 8) is placed once and
 these are timed side by side, interleaved call by call, in one run:
 
@@ -209,7 +209,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--workers", type=int, nargs="+", default=[8, 32])
     args = parser.parse_args(argv)
-    workers, repeats = ([4], 3) if args.quick else (args.workers, args.repeats)
+    workers, repeats = ([2], 3) if args.quick else (args.workers, args.repeats)
     rows = []
     for n in workers:
         row = measure(n, 1200, 200, repeats)
