@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike
 
 from coded._dispatch import (
     EMBEDDED_WORKERS,
+    CallPlan,
     ExecutionOptions,
     Scheme,
     build_code,
@@ -125,9 +126,9 @@ def coded_matmul(
         How the product runs, as one object to reuse across calls: its fields
         are the keyword options below (defaults: their defaults).
     **option_fields
-        The keyword options `stragglers`, `timeout`, `rng`, `output`, `verify`
-        and `check` (fields of :class:`ExecutionOptions`, which details them);
-        they override those of `options`.
+        The keyword options `stragglers`, `timeout`, `rng`, `output`, `verify`,
+        `check` and `transport` (fields of :class:`ExecutionOptions`, which
+        details them); they override those of `options`.
     stragglers : Stragglers, optional
         Keyword option. Delays and failures injected inside the tasks:
         ``Stragglers(delays={2: 1.5})`` makes worker 2 finish 1.5 s late,
@@ -156,6 +157,12 @@ def coded_matmul(
         waited for); ``"redundancy"``, the results against each other (it
         waits for results beyond a decodable set); ``"auto"`` chooses for the
         code and the field (:class:`ExecutionOptions`).
+    transport : {"auto", "resident", "tasks"}, default "auto"
+        Keyword option. How a call on a placed A reaches its workers:
+        ``"resident"``, one message per worker to the server holding its share
+        (no scheduler); ``"tasks"``, pinned tasks through the scheduler, as
+        every fresh call runs; ``"auto"``, resident wherever it applies.
+        ``result.transport`` says which ran.
 
     Returns
     -------
@@ -235,12 +242,10 @@ def coded_matmul(
     with client_for_call(client, address, n or code_n or EMBEDDED_WORKERS) as own:
         began = time.perf_counter()
         addresses = worker_addresses(own, n or code_n)
-        code, encoded, B, keywords = _encode(
-            own, A, B, code, batches, (name, k, r, field), addresses
+        plan = _encode(
+            own, A, B, code, batches, (name, k, r, field), addresses, began, options
         )
-        result = run_encoded(
-            own, code, encoded, B, **keywords, began=began, options=options
-        )
+        result = run_encoded(own, plan)
     return _predicted(result, allocation, np.shape(A)[1])
 
 
@@ -252,32 +257,34 @@ def _encode(
     batches: Any,
     scheme: tuple[str, Any, Any, Any],
     addresses: list[str],
-) -> tuple[Any, ...]:
-    """Build the code (if not given), check memory, encode: what the run needs.
-
-    Returns ``(code, encoded, B, keywords)``: the arguments of
-    :func:`coded._dispatch.run_encoded` but `began` and `options`.
-    """
+    began: float,
+    options: ExecutionOptions,
+) -> CallPlan:
+    """Build the code (if not given), check memory, encode: the call's plan."""
     name, k, r, field = scheme
     m = np.shape(A)[0]
     if code is None:
         code = build_code(name, len(addresses), k, r, field, np.ndim(B) == 1, m=m)
     nnz = int(A.nnz) if is_sparse(A) else None
     check_resources(client, code, np.shape(A), np.shape(B), addresses, nnz)
-    began = time.perf_counter()
+    encoding = time.perf_counter()
     encoded = code.encode_operands(A, B)
-    encode_seconds = time.perf_counter() - began
+    encode_seconds = time.perf_counter() - encoding
     if batches is None and name == "rateless":
         batches = stream_batches(encoded.lefts)
     elif batches is None:
         batches = whole_batches(encoded.lefts)
-    keywords = {
-        "name": name,
-        "addresses": addresses,
-        "batches": batches,
-        "encode_seconds": encode_seconds,
-    }
-    return code, encoded, B, keywords
+    return CallPlan(
+        code=code,
+        encoded=encoded,
+        B=B,
+        name=name,
+        addresses=addresses,
+        batches=batches,
+        began=began,
+        encode_seconds=encode_seconds,
+        options=options,
+    )
 
 
 def _predicted(result: MatmulResult, allocation: Any, columns: int) -> MatmulResult:
@@ -315,7 +322,7 @@ async def coded_matmul_async(A: Any, B: Any, **keywords: Any) -> MatmulResult:
         As in :func:`coded_matmul`.
     **option_fields
         The keyword options below (fields of :class:`ExecutionOptions`).
-    stragglers, timeout, rng, output, verify, check : optional
+    stragglers, timeout, rng, output, verify, check, transport : optional
         Keyword options, as in :func:`coded_matmul` (``output="dask"``
         included).
 
@@ -384,12 +391,10 @@ async def coded_matmul_async(A: Any, B: Any, **keywords: Any) -> MatmulResult:
     )
     began = time.perf_counter()
     addresses = await worker_addresses_async(client, n or getattr(code, "n", None))
-    code, encoded, B, keywords = _encode(
-        client, A, B, code, batches, (name, k, r, field), addresses
+    plan = _encode(
+        client, A, B, code, batches, (name, k, r, field), addresses, began, options
     )
-    result = await run_encoded_async(
-        client, code, encoded, B, **keywords, began=began, options=options
-    )
+    result = await run_encoded_async(client, plan)
     return _predicted(result, allocation, np.shape(A)[1])
 
 
@@ -441,7 +446,7 @@ def submit_matmul(
     **option_fields
         Fields of :class:`ExecutionOptions` as keywords; they override those of
         `options`:
-    stragglers, timeout, rng, output, verify, check : optional
+    stragglers, timeout, rng, output, verify, check, transport : optional
         Keyword options, as in :func:`coded_matmul` (the timeout counts from
         submission).
 

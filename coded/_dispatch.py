@@ -45,6 +45,7 @@ __all__ = [
     "EMBEDDED_WORKERS",
     "SCHEMES",
     "STREAM_BATCHES",
+    "CallPlan",
     "ExecutionOptions",
     "Scheme",
     "build_code",
@@ -142,13 +143,21 @@ class ExecutionOptions:
         the spares it needs). ``verify="correct"`` needs ``n - k >= 1`` spare
         workers with Freivalds checks, ``>= 2`` with redundancy (a named
         ``ValueError`` otherwise).
+    transport : {"auto", "resident", "tasks"}
+        How a call on a placed A reaches its workers. ``"resident"``: one
+        message per worker to the server that holds its share (registered by
+        :func:`coded.place_operand`); the results stream back without the
+        scheduler (``output="numpy"``, B in memory). ``"tasks"``: pinned tasks
+        through the scheduler, as every fresh call runs. ``"auto"`` (default):
+        resident wherever it applies. :attr:`MatmulResult.transport` says
+        which ran (docs/guide/cluster.md).
 
     Examples
     --------
     >>> from coded import ExecutionOptions
     >>> ExecutionOptions(timeout=5, rng=0)  # doctest: +NORMALIZE_WHITESPACE
     ExecutionOptions(stragglers=None, timeout=5.0, rng=0, output='numpy',
-                     verify='detect', check='auto')
+                     verify='detect', check='auto', transport='auto')
     """
 
     stragglers: Stragglers | None = None
@@ -157,6 +166,7 @@ class ExecutionOptions:
     output: Literal["numpy", "dask"] = "numpy"
     verify: Literal["detect", "correct", "off"] = "detect"
     check: Literal["auto", "freivalds", "redundancy"] = "auto"
+    transport: Literal["auto", "resident", "tasks"] = "auto"
 
     def __post_init__(self) -> None:
         timeout = check_real(self.timeout, "timeout", min_value=0.0, strict_min=True)
@@ -179,6 +189,11 @@ class ExecutionOptions:
             raise ValueError(
                 "`check` must be 'auto', 'freivalds' or 'redundancy', got "
                 f"check={self.check!r}."
+            )
+        if self.transport not in ("auto", "resident", "tasks"):
+            raise ValueError(
+                "`transport` must be 'auto', 'resident' or 'tasks', got "
+                f"transport={self.transport!r}."
             )
         if self.check == "redundancy" and self.output != "numpy":
             raise ValueError(
@@ -461,45 +476,97 @@ def whole_batches(lefts: Any) -> list[list[tuple[int, int]]]:
     return [[(0, int(np.shape(left)[0]))] for left in lefts]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class CallPlan:
+    """One call, encoded and ready to run: what its entry point hands the runtime.
+
+    Built once by the entry point (``coded_matmul``, a placement's call) and
+    carried whole to :func:`start_encoded_async`, which adds the call's checks
+    and faults and starts it on its transport.
+
+    Parameters
+    ----------
+    code : Code
+        The code that encoded the operands.
+    encoded : EncodedOperands
+        Its encoding (a placement's: A's shares and this call's B).
+    B : array
+        The right operand as given (its columns weigh the injected durations).
+    name : str
+        The scheme's name in the record and the Dask keys.
+    addresses : list of str
+        The Dask worker of each code worker.
+    batches : sequence of sequences of (int, int)
+        Row ranges of each worker's batch chain.
+    began : float
+        ``time.perf_counter()`` at the start of the call.
+    encode_seconds : float
+        Seconds spent encoding before the run.
+    options : ExecutionOptions
+        How the call runs.
+    placed_lefts : sequence of Future, optional
+        A placement's shares (None: a fresh call ships its own).
+    remote_right : Future, optional
+        The shared right operand, encoded on the cluster (``encoded`` then
+        holds a stand-in of it).
+    checks : ShareChecks, optional
+        The placement's secret Freivalds projections (fresh calls draw their
+        own from ``encoded.lefts``).
+    suspects : dict of int to str, optional
+        Where a placement records the workers whose pieces fail their checks.
+    transport : {"tasks", "resident"}
+        How the call reaches its workers (resident: a placement's servers).
+    """
+
+    code: Code
+    encoded: Any
+    B: Any
+    name: str
+    addresses: list[str]
+    batches: Any
+    began: float
+    encode_seconds: float
+    options: ExecutionOptions
+    placed_lefts: Any = None
+    remote_right: Any = None
+    checks: Any = None
+    suspects: dict[int, str] | None = None
+    transport: str = "tasks"
+
+
 def start_encoded(
-    client: Client, code: Code, encoded: Any, B: Any, **kwargs: Any
+    client: Client, plan: CallPlan, *, decide: bool = False
 ) -> MatmulHandle:
-    """Submit encoded operands (:func:`start_encoded_async`, blocking client)."""
-    return client.sync(start_encoded_async, client, code, encoded, B, **kwargs)
+    """Start `plan` (:func:`start_encoded_async`, blocking client); its handle."""
+    return client.sync(start_encoded_async, client, plan, decide=decide)
 
 
 async def start_encoded_async(
-    client: Client,
-    code: Code,
-    encoded: Any,
-    B: Any,
-    *,
-    name: str,
-    addresses: list[str],
-    batches: Any,
-    began: float,
-    encode_seconds: float,
-    options: ExecutionOptions,
-    placed_lefts: Any = None,
-    remote_right: Any = None,
-    checks: Any = None,
-    suspects: dict[int, str] | None = None,
+    client: Client, plan: CallPlan, *, decide: bool = False
 ) -> MatmulHandle:
-    """Submit encoded operands on `addresses`; return the product's handle.
+    """Start `plan` on its transport; return the product's handle.
 
-    `remote_right`: a future of the shared right operand, encoded on the
-    cluster (``encoded`` then holds a stand-in of it). `checks`: the
-    placement's :class:`~coded.codes.interface.ShareChecks` (fresh calls draw
-    their own from ``encoded.lefts``). `suspects`: where a placement records
-    the workers whose pieces fail their checks (across its calls).
+    `decide`: on the resident transport, also wait here until the run decided
+    (one hop to the event loop for a blocking call; the handle's ``result()``
+    then only decodes).
     """
     from coded.runtime import BackupPolicy
-    from coded.runtime.interface import submit_execution_async
+    from coded.runtime.interface import CallSpec, submit_call_async
 
+    code, encoded, options = plan.code, plan.encoded, plan.options
+    addresses, batches, name = plan.addresses, plan.batches, plan.name
+    placed_lefts, remote_right = plan.placed_lefts, plan.remote_right
+    encode_seconds = plan.encode_seconds
+    if options.transport == "resident" and placed_lefts is None:
+        raise ValueError(
+            "`transport='resident'` serves the shares of a placed A "
+            "(coded.place_operand); a fresh call runs as tasks: use "
+            "transport='auto' or 'tasks'."
+        )
     n = len(addresses)
     stragglers = options.stragglers
     faults = None if stragglers is None else stragglers.sample(n, rng=options.rng)
-    weights = [_column_share(encoded.right(i), B) for i in range(n)]
+    weights = [_column_share(encoded.right(i), plan.B) for i in range(n)]
     layout = None if options.output == "numpy" else product_layout(code, encoded)
     drawn = time.perf_counter()
     redundancy = "off"
@@ -514,9 +581,9 @@ async def start_encoded_async(
             encoded,
             batches,
             options.verify,
-            checks=checks,
+            checks=plan.checks,
             fresh=placed_lefts is None,
-            suspects=suspects,
+            suspects=plan.suspects,
         )
     if check is not None and remote_right is not None:  # B is on the cluster
         from coded.runtime.interface import evaluate_remote_async
@@ -528,10 +595,9 @@ async def start_encoded_async(
     encode_seconds += time.perf_counter() - drawn  # a fresh call's checks
     if remote_right is not None:
         encoded = dataclasses.replace(encoded, shared_right=remote_right)
-    return await submit_execution_async(
-        client,
-        code,
-        encoded,
+    spec = CallSpec(
+        code=code,
+        encoded=encoded,
         addresses=addresses,
         batches=batches,
         faults=faults,
@@ -544,12 +610,17 @@ async def start_encoded_async(
         check=check,
         verify=options.verify,
         redundancy=redundancy,
-        suspects=suspects,
+        suspects=plan.suspects,
         scheme=name,
         verification=verification,
-        began=began,
+        began=plan.began,
         encode_seconds=encode_seconds,
+        transport=plan.transport,
     )
+    handle = await submit_call_async(client, spec)
+    if decide and plan.transport == "resident":  # the task path waits in its thread
+        await handle.decide_async()
+    return handle
 
 
 def resolved_check(code: Code, encoded: Any, options: ExecutionOptions) -> str:
@@ -760,16 +831,12 @@ def product_layout(code: Code, encoded: Any) -> Any:
     return ProductLayout(shape, dtype, block)
 
 
-def run_encoded(
-    client: Client, code: Code, encoded: Any, B: Any, **kwargs: Any
-) -> MatmulResult:
-    """Run encoded operands (as :func:`start_encoded`) and wait for the result."""
-    return start_encoded(client, code, encoded, B, **kwargs).result()
+def run_encoded(client: Client, plan: CallPlan) -> MatmulResult:
+    """Run `plan` (as :func:`start_encoded`) and wait for the result."""
+    return start_encoded(client, plan, decide=True).result()
 
 
-async def run_encoded_async(
-    client: Client, code: Code, encoded: Any, B: Any, **kwargs: Any
-) -> MatmulResult:
+async def run_encoded_async(client: Client, plan: CallPlan) -> MatmulResult:
     """:func:`run_encoded` with an asynchronous client."""
-    handle = await start_encoded_async(client, code, encoded, B, **kwargs)
+    handle = await start_encoded_async(client, plan)
     return await handle.result_async()

@@ -169,9 +169,10 @@ def lagrange_map(
         `options`.
     stragglers, timeout, rng : optional
         Keyword options, as in :func:`coded.coded_matmul`.
-    output, verify, check : optional
+    output, verify, check, transport : optional
         Keyword options that do not apply here (the values always come back to
-        the client, and the decode corrects up to `wrong` wrong results itself).
+        the client as tasks, and the decode corrects up to `wrong` wrong results
+        itself).
 
     Returns
     -------

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from coded._dispatch import (
+    CallPlan,
     ExecutionOptions,
     build_code,
     check_operands,
@@ -107,6 +108,7 @@ class PlacedOperand:
     # the client's secret Freivalds projections, per view (is_transposed):
     # drawn once, A @ B's at placement and A.T @ y's at its first call
     _checks: dict[bool, Any] = field(default_factory=dict)
+    _resident: bool = False  # its workers run resident servers (calls skip Dask)
 
     def __post_init__(self) -> None:
         stages = MappingProxyType(dict(self.stage_seconds))
@@ -381,7 +383,7 @@ def place_operand(
     [[3.0, 12.0, 21.0, 30.0], [6.0, 24.0, 42.0, 60.0]]
     """
     from coded.runtime import check_client, worker_addresses
-    from coded.runtime.interface import new_call_id
+    from coded.runtime.interface import new_call_id, serve_placements
 
     client = check_client(client)
     if repair_margin is not None:
@@ -433,6 +435,7 @@ def place_operand(
         _futures=futures,
         repair_margin=repair_margin,
         _on_cluster=lazy,
+        _resident=serve_placements(client),
     )
     if not code.is_decodable(placement.live):  # workers died while shipping
         lost = {
@@ -592,7 +595,10 @@ def matmul_placed(
     options: ExecutionOptions,
 ) -> MatmulResult:
     """``coded_matmul(A, B)`` for a placed A: encode B alone, run, decode."""
-    return start_placed(A, B, fixed=fixed, client=client, options=options).result()
+    handle = start_placed(
+        A, B, fixed=fixed, client=client, options=options, decide=True
+    )
+    return handle.result()
 
 
 def start_placed(
@@ -602,8 +608,12 @@ def start_placed(
     fixed: Mapping[str, Any],
     client: Client | None,
     options: ExecutionOptions,
+    decide: bool = False,
 ) -> MatmulHandle:
-    """Submit ``A @ B`` for a placed A (B encoded alone); return its handle."""
+    """Submit ``A @ B`` for a placed A (B encoded alone); return its handle.
+
+    `decide`: return once the run decided (see ``start_encoded_async``).
+    """
     from coded.runtime import check_client
     from coded.runtime.interface import new_call_id
 
@@ -648,11 +658,10 @@ def start_placed(
             "give `B` of that kind, or place A again with a matching `field`."
         ) from error
     encode_seconds = time.perf_counter() - began
-    return start_encoded(
-        own,
-        code,
-        encoded,
-        encoded.shared_right,
+    plan = CallPlan(
+        code=code,
+        encoded=encoded,
+        B=encoded.shared_right,
         name=A.scheme,
         addresses=list(A.locations),
         batches=A.batches,
@@ -663,7 +672,28 @@ def start_placed(
         remote_right=remote_right,
         checks=_placement_checks(A),
         suspects=A._suspects,
+        transport=_transport(A, options, remote=remote_right is not None),
     )
+    return start_encoded(own, plan, decide=decide)
+
+
+def _transport(A: PlacedOperand, options: ExecutionOptions, *, remote: bool) -> str:
+    """Return the transport of a call on `A`: resident wherever it applies."""
+    why = ""
+    if not A._resident:
+        why = "the workers run no resident server"
+    elif options.output != "numpy":
+        why = "output='dask' decodes on a worker from results that stay there"
+    elif remote:
+        why = "B is a dask.array, encoded where its chunks live"
+    if options.transport == "tasks" or (why and options.transport == "auto"):
+        return "tasks"
+    if why:
+        raise ValueError(
+            f"`transport='resident'` cannot serve this call: {why}; use "
+            "transport='auto' (which runs it as tasks) or 'tasks'."
+        )
+    return "resident"
 
 
 def _placement_checks(A: PlacedOperand) -> Any:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -123,6 +123,10 @@ class MatmulResult:
     tasks : tuple of TaskRecord
         Every task of the run, in submission order (what :meth:`plot_timeline`
         draws).
+    transport : {"tasks", "resident"}
+        How the call reached the workers: pinned tasks through the scheduler,
+        or one message per worker to the resident servers of a placement
+        (docs/guide/cluster.md#two-transports).
 
     Notes
     -----
@@ -150,6 +154,7 @@ class MatmulResult:
     verification: str = "off"
     detection_floor: float = float("nan")
     tasks: tuple[TaskRecord, ...] = ()
+    transport: Literal["tasks", "resident"] = "tasks"
 
     def __post_init__(self) -> None:
         stages = dict(self.stage_seconds)

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -87,6 +87,9 @@ class GradientStep:
         ``decode``, ``compute``).
     cancelled_tasks : int
         Tasks cancelled once the gradient was decodable.
+    transport : {"tasks", "resident"}
+        How the step reached the workers (docs/guide/cluster.md): one message
+        per worker to its resident server, or pinned tasks.
     """
 
     gradient: np.ndarray
@@ -99,6 +102,7 @@ class GradientStep:
     step_seconds: float
     stage_seconds: Mapping[str, float]
     cancelled_tasks: int
+    transport: Literal["tasks", "resident"] = "tasks"
 
 
 def _split_rows(data: Any, n: int) -> tuple[list[Any], list[int]]:
@@ -208,6 +212,10 @@ class GradientPlacement:
             those of `options`:
         stragglers, timeout, rng : optional
             Keyword options, as in `options`.
+        transport : {"auto", "resident", "tasks"}, optional
+            Keyword option: ``"auto"`` (default) runs the step on the workers'
+            resident servers where they run, ``"tasks"`` as pinned tasks;
+            :attr:`GradientStep.transport` says which ran.
         output, verify, check : optional
             Keyword options: ``output="numpy"`` only, ``verify`` ``"detect"``
             or ``"off"`` (a gradient has no result check to run).
@@ -248,6 +256,7 @@ class GradientPlacement:
             worker_rows=self.worker_rows,
             faults=faults,
             timeout=run_options.timeout,
+            transport=run_options.transport,
         )
         seconds = time.perf_counter() - began
         missing = self.scheme.missing_partitions(run.used_workers)
@@ -262,6 +271,7 @@ class GradientPlacement:
             step_seconds=seconds,
             stage_seconds=MappingProxyType(dict(run.stage_seconds)),
             cancelled_tasks=run.cancelled_tasks,
+            transport=run.transport,
         )
 
     def release(self) -> None:
@@ -530,7 +540,7 @@ def gradient_descent(
     **option_fields
         Fields of :class:`coded.ExecutionOptions` as keywords; they override
         those of `options`:
-    stragglers, timeout, rng, output, verify, check : optional
+    stragglers, timeout, rng, output, verify, check, transport : optional
         Keyword options, as in :meth:`GradientPlacement.gradient`.
 
     Returns

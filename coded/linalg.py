@@ -155,7 +155,7 @@ def power_method(
     **option_fields
         Fields of :class:`coded.ExecutionOptions` as keywords; they override
         those of `options`:
-    stragglers, timeout, rng, output, verify, check : optional
+    stragglers, timeout, rng, output, verify, check, transport : optional
         Keyword options of every product, as in :func:`coded.coded_matmul`.
 
     Returns
@@ -232,7 +232,7 @@ def lstsq_gd(
     **option_fields
         Fields of :class:`coded.ExecutionOptions` as keywords; they override
         those of `options`:
-    stragglers, timeout, rng, output, verify, check : optional
+    stragglers, timeout, rng, output, verify, check, transport : optional
         Keyword options of every product, as in :func:`coded.coded_matmul`.
 
     Returns

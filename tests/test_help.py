@@ -100,7 +100,8 @@ def test_the_options_of_coded_matmul_count():
     import coded
 
     required = _required(coded.coded_matmul)
-    assert {"verify", "check", "output", "stragglers", "timeout", "rng"} <= required
+    options = {"verify", "check", "output", "stragglers", "timeout", "rng", "transport"}
+    assert options <= required
 
 
 FREE_TEXT = {"name", "instead", "verification"}  # any text: not a choice

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
@@ -33,8 +33,8 @@ from distributed import Client, Future, as_completed
 from distributed.comm import CommClosedError
 
 from coded import MatmulResult, TaskRecord
-from coded.codes import Code, EncodedOperands, Piece
-from coded.injection import FaultPlan, TaskFault
+from coded.codes import Code, EncodedOperands
+from coded.runtime._call import CallSpec, new_state, task_fault
 from coded.runtime._dask_helpers import (
     live_addresses,
     live_addresses_async,
@@ -42,7 +42,7 @@ from coded.runtime._dask_helpers import (
     scatter_to_workers_async,
     scheduler_lost,
 )
-from coded.runtime._remote import ProductLayout, remote_product
+from coded.runtime._remote import remote_product
 from coded.runtime._state import (
     Action,
     Backup,
@@ -53,7 +53,6 @@ from coded.runtime._state import (
     CopyKey,
     Decode,
     Retry,
-    RunState,
     Started,
     Submit,
     TaskFailed,
@@ -86,59 +85,29 @@ class _Run:
     the state's events and carries out the actions the state returns.
     """
 
-    def __init__(
-        self,
-        client: Client,
-        code: Code,
-        encoded: EncodedOperands,
-        addresses: Sequence[str],
-        batches: Sequence[Sequence[tuple[int, int]]],
-        *,
-        faults: FaultPlan | None,
-        call_id: str,
-        row_weights: Sequence[float],
-        placed_lefts: Sequence[Future | None] | None = None,
-        label: str = "",
-        timeout: float = 60.0,
-        policy: BackupPolicy | None = None,
-        layout: ProductLayout | None = None,
-        check: Callable[[Piece], bool] | None = None,
-        verify: str = "detect",
-        redundancy: str = "off",
-        suspects: dict[int, str] | None = None,
-    ) -> None:
-        self.client, self.code, self.encoded = client, code, encoded
-        self.remembered_suspects = suspects  # a placement's memory, if any
-        self.layout = layout  # None: decode on the client; else on a worker
+    transport = "tasks"
+
+    def __init__(self, client: Client, spec: CallSpec, call_id: str) -> None:
+        self.client, self.spec, self.call_id = client, spec, call_id
+        self.code, self.encoded = spec.code, spec.encoded
+        self.remembered_suspects = spec.suspects  # a placement's memory, if any
+        self.layout = spec.layout  # None: decode on the client; else on a worker
         # a product decoded on a worker is checked through projections made
         # where its pieces live: Dask key of a projection -> its piece's future
-        self.projector = None if layout is None or check is None else check.projector
+        check = None if self.layout is None else spec.check
+        self.projector = None if check is None else check.projector
         self.held: dict[str, Future] = {}
-        self.placed_lefts = None if placed_lefts is None else list(placed_lefts)
+        lefts = spec.placed_lefts
+        self.placed_lefts = None if lefts is None else list(lefts)
         self.lefts: list[Future | None] = []
         self.lost: dict[int, str] = {}  # placement: code worker -> why
-        self.timeout, self.policy = timeout, policy
+        self.timeout, self.policy = spec.timeout, spec.policy
         self.shared_right: Any = None
-        self.addresses, self.faults, self.call_id = list(addresses), faults, call_id
-        self.n = len(addresses)
-        self.row_weights = list(row_weights)
-        self.label = label
+        self.addresses = list(spec.addresses)
+        self.n = len(self.addresses)
+        self.label = spec.label_or_default
         self.data: dict[str, Future] = {}
-        decoder = (
-            code.decoder(encoded)
-            if redundancy == "off"
-            else code.decoder(encoded, verify=redundancy, wrong=1)
-        )
-        self.state = RunState(
-            code,
-            decoder,
-            addresses,
-            batches,
-            timeout=timeout,
-            policy=policy,
-            check=check,
-            verify=verify,
-        )
+        self.state = new_state(spec)
         self.copies: dict[TaskKey, list[Future]] = {}
         self.copy_of: dict[str, CopyKey] = {}  # Dask key -> (task, copy)
         self.results: dict[TaskKey, Any] = {}  # first finished copy's value
@@ -217,12 +186,6 @@ class _Run:
             return self.shared_right
         return self.data[self._key("right", worker)]
 
-    def _fault(self, task: BatchTask, host: int) -> TaskFault:
-        if self.faults is None:
-            return TaskFault()
-        rows = (task.stop - task.start) * self.row_weights[task.worker]
-        return self.faults.task_fault(host, rows=rows, backup=host != task.worker)
-
     def _batch_arguments(
         self, task: BatchTask, host: int
     ) -> tuple[list[Any], dict[str, Any]]:
@@ -233,7 +196,7 @@ class _Run:
             "worker": task.worker,
             "start": task.start,
             "stop": task.stop,
-            "fault": self._fault(task, host),
+            "fault": task_fault(self.spec, task, host),
             "call_id": self.call_id,
             "submitted_at": time.time(),
         }
@@ -355,7 +318,7 @@ class _Run:
             future.release()
             if future.key in self.held:
                 self.held.pop(future.key).release()
-        if running and self.faults is not None:
+        if running and self.spec.faults is not None:
             hosts = {self._host(future) for future in running}
             wake_waits(self.client, self.call_id, hosts)
 
@@ -496,11 +459,6 @@ class _Run:
         return self.cancelled
 
 
-def _label(code: Code) -> str:
-    name = type(code).__name__.removesuffix("Code").lower() or "code"
-    return f"{name}-{code.n}-{code.recovery_threshold}"
-
-
 def _nbytes(value: Any) -> int:
     return int(getattr(value, "nbytes", 0))
 
@@ -548,34 +506,16 @@ def submit_execution(
 
 
 async def submit_execution_async(
-    client: Client,
-    code: Code,
-    encoded: EncodedOperands,
-    *,
-    addresses: Sequence[str],
-    batches: Sequence[Sequence[tuple[int, int]]],
-    faults: FaultPlan | None = None,
-    timeout: float = 60.0,
-    policy: BackupPolicy | None = None,
-    row_weights: Sequence[float] | None = None,
-    placed_lefts: Sequence[Future | None] | None = None,
-    label: str | None = None,
-    layout: ProductLayout | None = None,
-    check: Callable[[Piece], bool] | None = None,
-    verify: str = "detect",
-    redundancy: str = "off",
-    suspects: dict[int, str] | None = None,
-    scheme: str | None = None,
-    verification: str = "off",
-    began: float | None = None,
-    encode_seconds: float = 0.0,
+    client: Client, code: Code, encoded: EncodedOperands, **settings: Any
 ) -> MatmulHandle:
     """Place and submit one coded product; return before its results arrive.
 
     The one signature of a run: :func:`submit_execution` and :func:`execute`
-    take the same keywords. Several products may be in flight at once: each
-    :meth:`MatmulHandle.result` waits for its own results only (no thread per
-    product), with its timeout counted from submission.
+    take the same keywords, the fields of one frozen
+    :class:`~coded.runtime._call.CallSpec` that travels to the run's driver.
+    Several products may be in flight at once: each :meth:`MatmulHandle.result`
+    waits for its own results only (no thread per product), with its timeout
+    counted from submission.
 
     Parameters
     ----------
@@ -634,6 +574,11 @@ async def submit_execution_async(
         which ``stage_seconds["total"]`` counts.
     encode_seconds : float
         The record's ``encode`` stage, spent before this call.
+    transport : {"tasks", "resident"}
+        ``"tasks"`` (default): pinned batch chains through the scheduler.
+        ``"resident"``: one message per worker to the resident servers that
+        hold `placed_lefts` (registered by :func:`coded.place_operand`); the
+        results stream back without the scheduler (``layout`` must be None).
 
     Returns
     -------
@@ -648,27 +593,18 @@ async def submit_execution_async(
     SchedulerLostError
         The scheduler became unreachable.
     """
-    began = time.perf_counter() if began is None else began
-    weights = [1.0] * len(addresses) if row_weights is None else row_weights
-    run = _Run(
-        client,
-        code,
-        encoded,
-        addresses,
-        batches,
-        faults=faults,
-        call_id=new_call_id(),
-        row_weights=weights,
-        placed_lefts=placed_lefts,
-        label=label or _label(code),
-        timeout=timeout,
-        policy=policy,
-        layout=layout,
-        check=check,
-        verify=verify,
-        redundancy=redundancy,
-        suspects=suspects,
+    return await submit_call_async(
+        client, CallSpec(code=code, encoded=encoded, **settings)
     )
+
+
+async def submit_call_async(client: Client, spec: CallSpec) -> MatmulHandle:
+    """Start the call `spec` on its transport; return its handle."""
+    from coded.runtime._resident import ResidentRun
+
+    began = time.perf_counter() if spec.began is None else spec.began
+    run_type = ResidentRun if spec.transport == "resident" else _Run
+    run = run_type(client, spec, new_call_id())
     try:
         placing = time.perf_counter()
         await run.place_async()
@@ -679,10 +615,10 @@ async def submit_execution_async(
         raise
     return MatmulHandle(
         run,
-        scheme=scheme or type(code).__name__,
-        verification=verification,
+        scheme=spec.scheme or type(spec.code).__name__,
+        verification=spec.verification,
         began=began,
-        stage_seconds={"encode": encode_seconds, "place": place_seconds},
+        stage_seconds={"encode": spec.encode_seconds, "place": place_seconds},
     )
 
 
@@ -707,6 +643,27 @@ class MatmulHandle:
         self._began, self._stages = began, stage_seconds
         self._result: MatmulResult | None = None
         self._error: BaseException | None = None
+        self._decided = False  # decide_async ran: result() waits no more
+        self._failure: BaseException | None = None  # what the wait raised
+
+    async def decide_async(self) -> None:
+        """Wait on the event loop until the run decided, keeping any error.
+
+        A blocking call that starts and waits in one hop to the event loop
+        (``client.sync``) calls it there; :meth:`result` then decodes (or
+        raises) without a second hop.
+        """
+        try:
+            await self._run.wait_async()
+        except BaseException as error:
+            self._failure = error
+        self._decided = True
+
+    def _wait(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if not self._decided:
+            self._run.wait()
 
     @property
     def call_id(self) -> str:
@@ -730,7 +687,7 @@ class MatmulHandle:
         """
         if self._result is None and self._error is None:
             try:
-                self._run.wait()
+                self._wait()
             except BaseException as error:
                 self._settle(error)
             self._settle(None)
@@ -820,6 +777,7 @@ class MatmulHandle:
             units_used=state.decoder.units_used,
             suspect_workers=tuple(sorted(suspects)),
             verification=self._verification,
+            transport=run.transport,
             detection_floor=state.detection_floor,
             tasks=tuple(
                 TaskRecord(

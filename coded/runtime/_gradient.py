@@ -111,6 +111,7 @@ def run_gradient_step(
     worker_rows: Sequence[int],
     faults: FaultPlan | None,
     timeout: float,
+    transport: str = "auto",
 ) -> MatmulResult:
     """One step: ship `params`, run ``combine`` on every worker, decode early.
 
@@ -132,12 +133,25 @@ def run_gradient_step(
         Injected delays and failures of this step.
     timeout : float
         Seconds to wait for a decodable set of returns.
+    transport : {"auto", "resident", "tasks"}
+        As :class:`coded.ExecutionOptions`' (``"auto"``: resident where the
+        workers run resident servers).
 
     Returns
     -------
     MatmulResult
-        ``product`` is the decoded gradient.
+        ``product`` is the decoded gradient; ``transport`` is ``"resident"``
+        where the workers run resident servers (one message per worker and
+        step, no scheduler), else ``"tasks"``.
     """
+    from coded.runtime._resident import serve_placements
+
+    resident = transport != "tasks" and serve_placements(client)
+    if transport == "resident" and not resident:
+        raise ValueError(
+            "`transport='resident'` needs resident servers on the workers, which "
+            "refused them; use transport='auto' or 'tasks'."
+        )
     counts = [len(partitions) for partitions in scheme.supports]
     encoded = scheme.encode_operands((), params)
     weights: list[Any] = [rows / c for rows, c in zip(worker_rows, counts, strict=True)]
@@ -151,4 +165,5 @@ def run_gradient_step(
         timeout=timeout,
         row_weights=weights,
         placed_lefts=futures,
+        transport="resident" if resident else "tasks",
     )

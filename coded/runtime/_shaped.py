@@ -252,7 +252,7 @@ def measure_links(rates: dict[str, float], seconds: float = 0.3) -> dict[str, fl
 def check_links(
     rates: dict[str, float], *, tolerance: float = 0.25, seconds: float = 0.3
 ) -> dict[str, float]:
-    """Measure every link (:func:`measure_links`); raise if one is off its setting.
+    """Measure every link (``measure_links``); raise if one is off its setting.
 
     Parameters
     ----------

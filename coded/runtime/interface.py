@@ -9,6 +9,7 @@ cancel signal that MapReduce tasks share with coded ones. Modules outside
 
 from __future__ import annotations
 
+from coded.runtime._call import CallSpec
 from coded.runtime._cluster import worker_addresses_async
 from coded.runtime._dask_array import (
     check_dask_matrix,
@@ -17,7 +18,7 @@ from coded.runtime._dask_array import (
     project_shares,
 )
 from coded.runtime._dask_helpers import drop, new_call_id, scatter_to_workers
-from coded.runtime._executor import submit_execution_async
+from coded.runtime._executor import submit_call_async, submit_execution_async
 from coded.runtime._gradient import place_shares, release_shares, run_gradient_step
 from coded.runtime._remote import (
     ProductLayout,
@@ -25,9 +26,11 @@ from coded.runtime._remote import (
     evaluate_remote_async,
 )
 from coded.runtime._repair import repair_shares
+from coded.runtime._resident import serve_placements, served_calls
 from coded.runtime._worker import cancel_signal, wake_waits
 
 __all__ = [
+    "CallSpec",
     "ProductLayout",
     "cancel_signal",
     "check_dask_matrix",
@@ -43,6 +46,9 @@ __all__ = [
     "repair_shares",
     "run_gradient_step",
     "scatter_to_workers",
+    "serve_placements",
+    "served_calls",
+    "submit_call_async",
     "submit_execution_async",
     "wake_waits",
     "worker_addresses_async",

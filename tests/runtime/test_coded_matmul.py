@@ -296,7 +296,7 @@ GOOD_X = np.ones(3)
             TypeError,
             "coded_matmul() got unexpected keyword arguments ['timout']; the "
             "execution options are ['stragglers', 'timeout', 'rng', 'output', "
-            "'verify', 'check'].",
+            "'verify', 'check', 'transport'].",
             id="unknown-option",
         ),
         pytest.param(

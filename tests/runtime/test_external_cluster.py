@@ -94,3 +94,19 @@ def test_coded_matmul_on_a_separate_cluster(address):
     np.testing.assert_allclose(result.product, A @ B, atol=1e-9)
     assert result.n == 4
     assert 0 not in result.used_workers
+
+
+def test_placed_calls_run_resident_on_a_separate_cluster(address):
+    from distributed import Client
+
+    from coded import place_operand
+
+    rng = np.random.default_rng(21)
+    A, x = rng.standard_normal((40, 6)), rng.standard_normal(6)
+    with Client(address, timeout=60) as client:
+        client.wait_for_workers(4, timeout=60)
+        with place_operand(A, client=client, k=3) as placed:
+            result = coded_matmul(placed, x, stragglers=Stragglers(delays={1: 30.0}))
+    np.testing.assert_allclose(result.product, A @ x, atol=1e-9)
+    assert result.transport == "resident"
+    assert 1 not in result.used_workers

@@ -21,9 +21,10 @@ def test_fresh_and_placed_products_over_tls(processes):
         assert cluster.security.require_encryption
         fresh = coded.coded_matmul(A, x, scheme="mds", k=3, client=client)
         with coded.place_operand(A, k=3, client=client) as placed:
-            again = coded.coded_matmul(placed, 2 * x).product
+            again = coded.coded_matmul(placed, 2 * x)
     np.testing.assert_allclose(fresh.product, A @ x)
-    np.testing.assert_allclose(again, 2 * (A @ x))
+    np.testing.assert_allclose(again.product, 2 * (A @ x))
+    assert (fresh.transport, again.transport) == ("tasks", "resident")
 
 
 def test_a_security_of_ones_own_is_used_as_given():
