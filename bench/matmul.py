@@ -19,7 +19,8 @@ in iterative methods). Prints a table and writes
 ``bench/results/matmul.json`` (``matmul_quick.json`` with ``--quick``).
 
 Usage: ``python bench/matmul.py [--quick] [--repeats R] [--seed S] [--dask-gib G]
-[--links RATE]`` (``--links``: the ``--dask-gib`` section on kernel-shaped links).
+[--links RATE]`` (``--links``: the ``--dask-gib`` section on kernel-shaped links,
+and placed calls on them, ``_links_placed``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import warnings
 
 import numpy as np
 from _harness import add_links_option, enter_links_namespace, write_results
+from _links_placed import placed_call_section
 
 # the dask.array baseline embeds A in its graph, as `da.from_array` users do
 warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
@@ -401,7 +403,7 @@ def main():
         action="store_true",
         help="run only the placed-floor and dask.array RSS sections",
     )
-    add_links_option(parser)  # the --dask-gib section then runs on shaped links
+    add_links_option(parser)  # --dask-gib and placed calls on shaped links
     args = parser.parse_args()
     if args.links:
         enter_links_namespace()
@@ -431,6 +433,8 @@ def main():
     if args.targets_only:
         with LocalCodedCluster(n_workers=N) as cluster:
             report["placed_floor"] = run_placed_floor(cluster.client, args.quick)
+        if links:
+            report["placed_links"] = placed_call_section(links, repeats)
         if args.dask_gib:
             report["dask_rss"] = run_dask_rss(args.dask_gib, links)
         print_targets(report)
@@ -451,6 +455,8 @@ def main():
         report["no_stragglers"]["repeated"] = run_repeated(
             client, repeats, rng, args.quick
         )
+    if links:
+        report["placed_links"] = placed_call_section(links, repeats)
     if args.dask_gib:
         report["dask_rss"] = run_dask_rss(args.dask_gib, links)
     report["seconds"] = time.perf_counter() - began

@@ -82,6 +82,7 @@ the kernel then kills every process of the PID namespace.
 SCHEDULER_ADDRESS = "127.0.0.2"
 CLIENT_ADDRESS = "127.0.0.3"
 _PROBE_ADDRESS = "127.0.0.1"  # the rate check's receiver (its ACKs are not shaped)
+_QUEUE_SECONDS = 0.05  # each link's queue, as a switch port or a NIC with fq_codel
 _FIRST_WORKER = 100  # worker k at 127.0.0.(100 + k): addresses sort as k does
 MAX_WORKERS = 100
 _SOURCE_PRELOAD = "coded.runtime._source_address"
@@ -173,6 +174,16 @@ def _require_namespace() -> None:
         )
 
 
+def _queue_bytes(rate: float) -> int:
+    """Bytes a link's queue holds: `_QUEUE_SECONDS` of its rate (>= 4 loopback frames).
+
+    Without a limit, htb's leaf is a FIFO of 1000 packets, up to 64 KiB each on
+    loopback: seconds of queue at 100 Mbit/s, in which a node's ACKs wait behind
+    its own uploads and slow every transfer it receives.
+    """
+    return max(4 * 65536, int(rate * _QUEUE_SECONDS))
+
+
 def _shape(rates: dict[str, float]) -> None:
     """One htb class per source address at its rate (bytes/s); others unshaped."""
     _run("ip", "link", "set", "lo", "up")
@@ -183,6 +194,10 @@ def _shape(rates: dict[str, float]) -> None:
         _run(
             *("tc", "class", "add", "dev", "lo", "parent", "1:", "classid", classid),
             *("htb", "rate", bits, "ceil", bits, "quantum", "65536"),
+        )
+        _run(
+            *("tc", "qdisc", "add", "dev", "lo", "parent", classid),
+            *("handle", f"{minor + 1:x}:", "bfifo", "limit", str(_queue_bytes(rate))),
         )
         _run(
             *("tc", "filter", "add", "dev", "lo", "parent", "1:", "protocol", "ip"),

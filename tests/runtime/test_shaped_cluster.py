@@ -8,6 +8,7 @@ no shaping is in effect.
 
 import collections
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -41,6 +42,12 @@ def _on_shaped_cluster():
     with ShapedCluster(n_workers=N, links=RATE) as cluster:
         client = cluster.client
         out = {"addresses": sorted(client.nthreads()), "measured": cluster.measured}
+        shown = subprocess.run(
+            ["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True
+        )
+        out["queues"] = re.findall(
+            r"bfifo \S+ parent (1:\w+) limit (\d+)b", shown.stdout
+        )
         before = cluster.link_bytes()
         counts = run_mapreduce(
             FILES, _words, _count, K=N, r=2, coded=True, client=client
@@ -76,6 +83,14 @@ def test_workers_are_processes_at_their_own_addresses(shaped_run):
     assert hosts == [f"127.0.0.{100 + k}" for k in range(N)]
     for address in ["127.0.0.2", "127.0.0.3", *hosts]:  # checked before use
         assert shaped_run["measured"][address] == pytest.approx(RATE, rel=0.25)
+
+
+def test_every_link_queues_50_ms_of_its_rate(shaped_run):
+    # not htb's default 1000-packet FIFO (64 MiB of loopback frames), in which a
+    # node's ACKs would wait behind its own uploads
+    queues = dict(shaped_run["queues"])
+    assert len(queues) == N + 2  # scheduler, client, workers
+    assert set(queues.values()) == {str(int(0.05 * RATE))}
 
 
 def test_coded_word_count_is_correct_on_shaped_links(shaped_run):
