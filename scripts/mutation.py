@@ -239,6 +239,47 @@ EQUIVALENT: dict[str, str] = {
     "theory._simulation_result.xǁSimulationResultǁfrom_samples__mutmut_67": (
         "as mutant 63 (strict=False)"
     ),
+    "allocation._solvers.x_solve_load_balanced__mutmut_48": (
+        "share >= cap: a share equal to its cap takes the capped path, whose "
+        "equal finish times give the same shares"
+    ),
+    "allocation._solvers.x_solve_load_balanced__mutmut_59": (
+        "floor(share).astype(None): whole-number floats, which Allocation converts "
+        "to int64 loads"
+    ),
+    "allocation._solvers.x_solve_load_balanced__mutmut_73": (
+        "argsort kind 'STABLE': numpy reads the kind case-insensitively"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_19": (
+        "201 halvings instead of 200: the bisection reaches adjacent floats after "
+        "about 60, where it stays"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_28": (
+        "sum <= u: the bisection's end differs only where the sum of shares is flat "
+        "at u, where every share is constant (each is nondecreasing in T)"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_31": (
+        "no final scaling: the bisection ends within an ulp of T, so the shares "
+        "exceed u by an ulp at most, which the floor and the largest remainders "
+        "absorb (test_load_balanced_cap_bisection_ending_an_ulp_above_m reaches "
+        "the branch)"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_32": (
+        "always scaling: the shares at the bisection's upper end sum to u or "
+        "more, so the condition is false only at u, where the factor is 1"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_33": (
+        "share / (u / sum): as mutant 31, the factor is 1 within an ulp"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_35": "sum >= u: as mutant 32",
+    "allocation._solvers.x__grouped__mutmut_13": (
+        "member.reshape(None): numpy >= 2.0.1 returns unique(axis=0)'s inverse "
+        "1-D already; reshape(-1) guards numpy 2.0.0's 2-D one"
+    ),
+    "allocation._solvers.x__grouped__mutmut_15": (
+        "member.reshape(-2): numpy 2.4 reads any negative size as 'the rest', "
+        "as -1 (and the inverse is 1-D already, mutant 13)"
+    ),
     "coded.codes._fields.x__max_abs__mutmut_2": (
         "`if array.size or True`: _max_abs only sees operands that passed "
         "_check_nonempty, so the empty branch is never taken"
