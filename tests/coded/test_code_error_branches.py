@@ -140,7 +140,9 @@ CASES = [
             GF7(np.ones((1, 1, 1), dtype=np.int64)), GF7([1])
         ),
         ValueError,
-        "`A` must have ndim in (2,), got shape (1, 1, 1).",
+        "`A` must have ndim in (2,), got shape (1, 1, 1). Reshape it to 2-D: "
+        "A.reshape(-1, 1) stacks the rows of its 1 matrices (reshape the product "
+        "back after), A.reshape(1, -1) merges its trailing axes.",
     ),
     (
         lambda: ReplicationCode(2, 2).encode_operands(
