@@ -75,6 +75,7 @@ SHARDS: dict[str, Shard] = {
             _ERRORS,
             "tests/coded/test_exact.py",
             "tests/coded/test_modular.py",
+            "tests/coded/test_mds.py",  # real operands and encode(X)
         ),
     ),
     "modular": Shard(
@@ -279,6 +280,27 @@ EQUIVALENT: dict[str, str] = {
     "allocation._solvers.x__grouped__mutmut_15": (
         "member.reshape(-2): numpy 2.4 reads any negative size as 'the rest', "
         "as -1 (and the inverse is 1-D already, mutant 13)"
+    ),
+    "allocation._solvers.x__check_batches__mutmut_1": (
+        "whether _check_batches passes a scalar or a list through or converts it, "
+        "bpcc_optimum converts it again (theory._heterogeneous._batches_vector: "
+        "np.asarray, a 0-d array broadcast); only None must stay None (mutant 6 "
+        "is killed)"
+    ),
+    "allocation._solvers.x__check_batches__mutmut_2": "as mutant 1",
+    "allocation._solvers.x__check_batches__mutmut_3": "as mutant 1",
+    "allocation._solvers.x__check_batches__mutmut_4": "as mutant 1",
+    "allocation._solvers.x__check_batches__mutmut_5": "as mutant 1",
+    "allocation._solvers.x_solve_uniform__mutmut_100": (
+        "-(-n_rows / v) instead of ceil: spreading T + 1/2 blocks over n workers "
+        "(floor of T/n + 1/2 each, one more on the first (T mod n) + 1/2) gives "
+        "the loads of T + 1, the ceiling"
+    ),
+    "allocation._solvers.x_solve_uniform__mutmut_122": (
+        "loads.astype(None): the loads are int64 already"
+    ),
+    "allocation._solvers.x_solve_bpcc__mutmut_1": (
+        "max_batches = 65: theory.BATCH_CHOICES end at 64, so the same choices"
     ),
     "coded.codes._fields.x__max_abs__mutmut_2": (
         "`if array.size or True`: _max_abs only sees operands that passed "

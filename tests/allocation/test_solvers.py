@@ -33,6 +33,9 @@ from theory import (
 
 MILD = GroupProfile(N=[20, 30, 50], a=[1, 1, 1], mu=[4, 2, 1])
 STRONG = GroupProfile(N=[10, 90], a=[0.05, 1.0], mu=[20, 0.2])
+OVERHEAD = WorkerProfile(
+    a=[0.5, 0.5, 1.0, 1.0], mu=[2.0, 2.0, 1.0, 1.0], c=[0.0, 0.0, 20.0, 20.0]
+)
 
 
 @st.composite
@@ -331,6 +334,12 @@ BAD = [
         "uncoded job needs all u=1000 (m=1000 rows); raise `l_max` or add workers.",
     ),
     (
+        lambda: solve_uniform(OVERHEAD, 20, n_rows=36, blocks=10, l_max=8),
+        ValueError,
+        "`n_rows`=36 puts 10 rows on a worker, more than `l_max` allows; lower "
+        "`n_rows` or raise `l_max`.",
+    ),
+    (
         lambda: solve_bpcc(MILD, 1000, overhead=-1.0),
         ValueError,
         "`c` entries must be >= 0.0, got [-1.0].",
@@ -477,11 +486,6 @@ def test_a_fit_s_costs_blocks_and_the_solver_name_reach_the_allocation(name):
     assert blocked.loads.tolist() == (2 * (blocked.loads // 2)).tolist()
 
 
-OVERHEAD = WorkerProfile(
-    a=[0.5, 0.5, 1.0, 1.0], mu=[2.0, 2.0, 1.0, 1.0], c=[0.0, 0.0, 20.0, 20.0]
-)
-
-
 @pytest.mark.parametrize(
     "solve",
     [
@@ -514,3 +518,20 @@ def test_kim_rounds_the_exact_bound_by_default(c):
     loads = solve_kim(groups, 100).loads
     assert np.all(np.abs(loads - np.repeat(exact, 2)) <= 1 + 1e-9)  # floor or ceiling
     assert solve_kim(groups, 100, exact=False).solver == "kim_large_n"
+
+
+def test_uniform_cap_at_the_best_load_keeps_it():
+    best = solve_uniform(OVERHEAD, 40).loads
+    capped = solve_uniform(OVERHEAD, 40, l_max=int(best[0])).loads
+    assert capped.tolist() == best.tolist()
+
+
+def test_uniform_rows_spread_one_more_on_the_first_up_to_the_cap():
+    assert solve_uniform(OVERHEAD, 8, n_rows=13, l_max=4).loads.tolist() == [4, 3, 3, 3]
+
+
+def test_bpcc_fixed_batches_per_worker_or_one_for_all():
+    profile = WorkerProfile(a=[0.5, 0.5, 1.0, 1.0], mu=[2.0, 2.0, 1.0, 1.0])
+    per_worker = solve_bpcc(profile, 40, batches=[2, 4, 2, 4])
+    assert per_worker.batches.tolist() == [2, 4, 2, 4]
+    assert solve_bpcc(profile, 40, batches=4).batches.tolist() == [4] * 4
