@@ -302,6 +302,14 @@ EQUIVALENT: dict[str, str] = {
     "allocation._solvers.x_solve_bpcc__mutmut_1": (
         "max_batches = 65: theory.BATCH_CHOICES end at 64, so the same choices"
     ),
+    "allocation._solvers.x_solve_bpcc__mutmut_26": (
+        "c = None: _round's expected rows and _finish default to the per-block "
+        "profile's c, which c is"
+    ),
+    "allocation._solvers.x_solve_kim__mutmut_82": (
+        "overhead=None in _round: expected_rows defaults to the profile's c, "
+        "grain.workers.c"
+    ),
     "coded.codes._fields.x__max_abs__mutmut_2": (
         "`if array.size or True`: _max_abs only sees operands that passed "
         "_check_nonempty, so the empty branch is never taken"

@@ -340,6 +340,11 @@ BAD = [
         "`n_rows` or raise `l_max`.",
     ),
     (
+        lambda: solve_bpcc(OVERHEAD, 40, max_batches=0),
+        ValueError,
+        "`max_batches` must be >= 1, got max_batches=0.",
+    ),
+    (
         lambda: solve_bpcc(MILD, 1000, overhead=-1.0),
         ValueError,
         "`c` entries must be >= 0.0, got [-1.0].",
