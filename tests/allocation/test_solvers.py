@@ -285,7 +285,11 @@ BAD = [
         ValueError,
         "`redundancy` must be >= 1.0",
     ),
-    (lambda: solve_kim([1], 5), TypeError, "`groups` must be a GroupProfile"),
+    (
+        lambda: solve_kim([1], 5),
+        TypeError,
+        "`groups` must be a GroupProfile or WorkerProfile, got list.",
+    ),
     (lambda: solve_bpcc(MILD, 1000, l_max=10), ValueError, "`l_max` is too small"),
     (
         lambda: solve_bpcc(MILD, 1000, batches=8, l_max=11),

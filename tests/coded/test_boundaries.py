@@ -247,3 +247,26 @@ def test_a_bad_right_operand_is_named(field, B, message):
     encoded = code.encode_operands(A, np.ones(2, np.int64) if field else np.ones(2))
     with pytest.raises(ValueError, match="^" + re.escape(message)):
         code.encode_right(encoded, B)
+
+
+@pytest.mark.parametrize(("size", "norm"), [(256, None), (300, 1)])
+def test_condition_number_exact_up_to_256_then_lapack_1_norm(size, norm):
+    from coded.codes._fields import condition_number
+
+    M = np.eye(size)
+    M[:, 0] = 1.0  # column sums up to `size`, row sums 2: the norms differ
+    assert condition_number(M) == pytest.approx(np.linalg.cond(M, norm), rel=1e-9)
+
+
+def test_condition_number_of_a_singular_large_system_is_infinite():
+    import warnings
+
+    import scipy.linalg
+
+    from coded.codes._fields import condition_number
+
+    M = np.eye(300)
+    M[5, 5] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        assert condition_number(M) == math.inf

@@ -145,6 +145,14 @@ CASES = [
         "back after), A.reshape(1, -1) merges its trailing axes.",
     ),
     (
+        lambda: MDSCode(2, 2).encode_operands(
+            scipy.sparse.dia_array(np.eye(2)), np.ones(2)
+        ),
+        TypeError,
+        "`A` is a scipy.sparse DIA matrix; the codes that keep A sparse take CSR, "
+        "CSC or COO (converted to CSR): pass `A.tocsr()`.",
+    ),
+    (
         lambda: ReplicationCode(2, 2).encode_operands(
             scipy.sparse.csr_array(np.array([[1j]])), np.ones(1)
         ),
