@@ -270,3 +270,15 @@ def test_condition_number_of_a_singular_large_system_is_infinite():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
         assert condition_number(M) == math.inf
+
+
+def test_mixed_operands_take_the_wider_semantics():
+    code = MDSCode(3, 2)
+    encoded = code.encode_operands(np.ones((2, 2), np.float32), np.ones(2))
+    assert (encoded.lefts[0].dtype, encoded.right(0).dtype) == (np.float64,) * 2
+    GF7 = galois.GF(7)
+    code = MDSCode(3, 2, field=7)
+    encoded = code.encode_operands(np.array([[1, 2], [3, 4]]), GF7([1, 1]))
+    C = code.decode_results(encoded, worker_results(code, encoded, (0, 1)))
+    assert isinstance(C, galois.FieldArray)
+    assert C.tolist() == [3, 0]  # 1 + 2, 3 + 4 = 7 = 0 in GF(7)
