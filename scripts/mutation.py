@@ -323,6 +323,24 @@ EQUIVALENT: dict[str, str] = {
         "copy=False only saves memory"
     ),
     "coded.codes._fields.x__signed_residues__mutmut_16": "as mutant 15 (copy=True)",
+    "coded.codes._fields.x_as_csr__mutmut_21": (
+        "kind not in 'XXiufXX': no dtype kind is 'X', the test of 'i', 'u', 'f' "
+        "is unchanged"
+    ),
+    "coded.codes._fields.x_as_csr__mutmut_26": (
+        "astype(float64, copy=None): copies only when needed, as copy=False"
+    ),
+    "coded.codes._fields.x_as_csr__mutmut_28": (
+        "astype copies (copy flag dropped): the CSR copy of A is the code's own "
+        "either way; copy=False only saves memory"
+    ),
+    "coded.codes._fields.x_as_csr__mutmut_29": "as mutant 28 (copy=True)",
+    "coded.codes._fields.x__real_array__mutmut_17": (
+        "check_finite_matrix returns float64 unless it keeps a float32 array, so "
+        "np.asarray(array, np.float64) is a no-op"
+    ),
+    "coded.codes._fields.x__real_array__mutmut_20": "as mutant 17 (dtype None)",
+    "coded.codes._fields.x__real_array__mutmut_22": "as mutant 17 (dtype dropped)",
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 

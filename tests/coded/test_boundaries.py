@@ -282,3 +282,12 @@ def test_mixed_operands_take_the_wider_semantics():
     C = code.decode_results(encoded, worker_results(code, encoded, (0, 1)))
     assert isinstance(C, galois.FieldArray)
     assert C.tolist() == [3, 0]  # 1 + 2, 3 + 4 = 7 = 0 in GF(7)
+
+
+def test_a_real_worker_product_overflows_to_inf_and_nan_silently():
+    # the decoder's finiteness check reports them; the product itself must not warn
+    # (the suite turns warnings into errors)
+    code = MDSCode(3, 2)
+    huge = code.multiply(np.full((1, 2), 1e300), np.full(2, 1e300))
+    assert np.isposinf(huge).all()
+    assert np.isnan(code.multiply(np.full((1, 2), np.inf), np.zeros(2))).all()
