@@ -306,6 +306,11 @@ EQUIVALENT: dict[str, str] = {
         "c = None: _round's expected rows and _finish default to the per-block "
         "profile's c, which c is"
     ),
+    "allocation._solvers.x_solve_bpcc__mutmut_86": "as mutant 26 (overhead=None)",
+    "allocation._solvers.x_solve_bpcc__mutmut_97": (
+        "overhead=None in _finish: it defaults to grain.workers.c, which c is"
+    ),
+    "allocation._solvers.x_solve_bpcc__mutmut_102": "as mutant 97 (overhead dropped)",
     "allocation._solvers.x_solve_kim__mutmut_82": (
         "overhead=None in _round: expected_rows defaults to the profile's c, "
         "grain.workers.c"

@@ -544,3 +544,14 @@ def test_bpcc_fixed_batches_per_worker_or_one_for_all():
     per_worker = solve_bpcc(profile, 40, batches=[2, 4, 2, 4])
     assert per_worker.batches.tolist() == [2, 4, 2, 4]
     assert solve_bpcc(profile, 40, batches=4).batches.tolist() == [4] * 4
+
+
+def test_bpcc_searching_one_batch_size_is_fixing_it():
+    profile = WorkerProfile(a=[0.5, 0.5, 1.0, 1.0], mu=[2.0, 2.0, 1.0, 1.0])
+    searched = solve_bpcc(profile, 40, max_batches=1)
+    fixed = solve_bpcc(profile, 40, batches=1)
+    assert (searched.loads.tolist(), searched.batches.tolist()) == (
+        fixed.loads.tolist(),
+        [1] * 4,
+    )
+    assert searched.expected_latency == fixed.expected_latency
