@@ -311,6 +311,18 @@ EQUIVALENT: dict[str, str] = {
         "overhead=None in _finish: it defaults to grain.workers.c, which c is"
     ),
     "allocation._solvers.x_solve_bpcc__mutmut_102": "as mutant 97 (overhead dropped)",
+    "allocation._solvers.x_solve_hcmm__mutmut_43": (
+        "always the general solver (not np.all(None)): bpcc_optimum with one batch "
+        "and no binding cap is HCMM's closed form (test_bpcc_with_one_batch_gives_"
+        "hcmm_loads checks their loads equal)"
+    ),
+    "allocation._solvers.x_solve_hcmm__mutmut_45": (
+        "a > 1.0: workers with a <= 1 take the general solver, as mutant 43"
+    ),
+    "allocation._solvers.x_solve_hcmm__mutmut_47": (
+        "real >= cap: a closed-form load equal to its cap takes the general solver "
+        "with that cap, which gives the same loads (as mutant 43)"
+    ),
     "allocation._solvers.x_solve_kim__mutmut_82": (
         "overhead=None in _round: expected_rows defaults to the profile's c, "
         "grain.workers.c"
@@ -346,6 +358,16 @@ EQUIVALENT: dict[str, str] = {
     ),
     "coded.codes._fields.x__real_array__mutmut_20": "as mutant 17 (dtype None)",
     "coded.codes._fields.x__real_array__mutmut_22": "as mutant 17 (dtype dropped)",
+    "coded.codes._fields.x_as_csr__mutmut_25": (
+        "astype(None): numpy reads dtype None as float64"
+    ),
+    "coded.codes._fields.x_condition_number__mutmut_1": (
+        "M.shape[1]: the systems solved are square"
+    ),
+    "coded.codes._fields.x_condition_number__mutmut_15": (
+        "dgecon(norm=None): its default norm is '1'"
+    ),
+    "coded.codes._fields.x_condition_number__mutmut_18": "as mutant 15 (norm dropped)",
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 

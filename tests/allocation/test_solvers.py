@@ -555,3 +555,17 @@ def test_bpcc_searching_one_batch_size_is_fixing_it():
         [1] * 4,
     )
     assert searched.expected_latency == fixed.expected_latency
+
+
+def test_uniform_equal_loads_fill_caps_whose_sum_is_m_exactly():
+    # the smallest cap bounds equal loads: 4 x 10 = m rows is enough, 4 x 9 is not
+    assert (
+        solve_uniform(OVERHEAD, 40, l_max=[10, 30, 30, 30]).loads.tolist() == [10] * 4
+    )
+    message = (
+        "`l_max` is too small for equal loads: 4 workers of at most 9 blocks of 1 "
+        "rows hold fewer than u=40 blocks (m=40 rows); raise `l_max`, add workers, "
+        "or use solve_hcmm, which loads the workers unequally."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        solve_uniform(OVERHEAD, 40, l_max=[9, 30, 30, 30])

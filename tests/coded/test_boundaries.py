@@ -249,7 +249,7 @@ def test_a_bad_right_operand_is_named(field, B, message):
         code.encode_right(encoded, B)
 
 
-@pytest.mark.parametrize(("size", "norm"), [(256, None), (300, 1)])
+@pytest.mark.parametrize(("size", "norm"), [(256, None), (257, 1), (300, 1)])
 def test_condition_number_exact_up_to_256_then_lapack_1_norm(size, norm):
     from coded.codes._fields import condition_number
 
@@ -272,10 +272,21 @@ def test_condition_number_of_a_singular_large_system_is_infinite():
         assert condition_number(M) == math.inf
 
 
-def test_mixed_operands_take_the_wider_semantics():
+@pytest.mark.parametrize(
+    ("a_dtype", "b_dtype", "work"),
+    [
+        (np.float32, np.float64, np.float64),
+        (np.float64, np.float32, np.float64),
+        (np.float32, np.float32, np.float32),
+    ],
+)
+def test_real_operands_work_in_float32_only_when_both_are(a_dtype, b_dtype, work):
     code = MDSCode(3, 2)
-    encoded = code.encode_operands(np.ones((2, 2), np.float32), np.ones(2))
-    assert (encoded.lefts[0].dtype, encoded.right(0).dtype) == (np.float64,) * 2
+    encoded = code.encode_operands(np.ones((2, 2), a_dtype), np.ones(2, b_dtype))
+    assert (encoded.lefts[0].dtype, encoded.right(0).dtype) == (work, work)
+
+
+def test_mixed_operands_take_the_wider_semantics():
     GF7 = galois.GF(7)
     code = MDSCode(3, 2, field=7)
     encoded = code.encode_operands(np.array([[1, 2], [3, 4]]), GF7([1, 1]))
