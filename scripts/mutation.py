@@ -75,6 +75,7 @@ SHARDS: dict[str, Shard] = {
             _ERRORS,
             "tests/coded/test_exact.py",
             "tests/coded/test_modular.py",
+            "tests/coded/test_mds.py",  # real operands and encode(X)
         ),
     ),
     "modular": Shard(
@@ -132,7 +133,9 @@ SHARDS: dict[str, Shard] = {
             "tests/theory/test_model_conversions.py",
             "tests/theory/test_overhead.py",
             "tests/mapreduce/test_straggling.py",
-            "tests/mapreduce/test_emulator.py",
+            # the switched model without test_emulator.py's cluster: a forked
+            # mutant hangs on the threads of an in-process cluster (timeouts)
+            "tests/theory/test_network_rates.py",
         ),
     ),
     "theory-homogeneous": Shard(
@@ -211,6 +214,119 @@ EQUIVALENT: dict[str, str] = {
     "theory._straggling.x_load_straggling__mutmut_48": "as mutant 47",
     "theory._straggling.x_load_straggling__mutmut_49": "as mutant 47",
     "theory._straggling.x_load_straggling__mutmut_50": "as mutant 47",
+    "theory._network.x__rates__mutmut_17": (
+        "np.array(rates) without dtype=float: the rates only divide float byte "
+        "vectors, and numpy divides by int64 or object (Fraction) rates to the "
+        "same quotients"
+    ),
+    "theory._network.x__rates__mutmut_19": "as mutant 17 (dtype dropped)",
+    "theory._models.xǁGroupProfileǁ__post_init____mutmut_13": (
+        "kind not in 'XXiuXX': no dtype kind is 'X', so the test of integer kinds "
+        "'i' and 'u' is unchanged"
+    ),
+    "theory._models.xǁGroupProfileǁscaled__mutmut_19": (
+        "(N * s).astype(None): float64 whole numbers, which GroupProfile converts "
+        "back to counts as it does the int64 ones"
+    ),
+    "theory._simulation_result.xǁSimulationResultǁfrom_samples__mutmut_44": (
+        "np.quantile at no probabilities is an empty array, as np.empty(0)"
+    ),
+    "theory._simulation_result.xǁSimulationResultǁfrom_samples__mutmut_63": (
+        "zip(..., strict=None): values come from np.quantile at probs, one each"
+    ),
+    "theory._simulation_result.xǁSimulationResultǁfrom_samples__mutmut_66": (
+        "as mutant 63 (strict dropped)"
+    ),
+    "theory._simulation_result.xǁSimulationResultǁfrom_samples__mutmut_67": (
+        "as mutant 63 (strict=False)"
+    ),
+    "allocation._solvers.x_solve_load_balanced__mutmut_48": (
+        "share >= cap: a share equal to its cap takes the capped path, whose "
+        "equal finish times give the same shares"
+    ),
+    "allocation._solvers.x_solve_load_balanced__mutmut_59": (
+        "floor(share).astype(None): whole-number floats, which Allocation converts "
+        "to int64 loads"
+    ),
+    "allocation._solvers.x_solve_load_balanced__mutmut_73": (
+        "argsort kind 'STABLE': numpy reads the kind case-insensitively"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_19": (
+        "201 halvings instead of 200: the bisection reaches adjacent floats after "
+        "about 60, where it stays"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_28": (
+        "sum <= u: the bisection's end differs only where the sum of shares is flat "
+        "at u, where every share is constant (each is nondecreasing in T)"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_31": (
+        "no final scaling: the bisection ends within an ulp of T, so the shares "
+        "exceed u by an ulp at most, which the floor and the largest remainders "
+        "absorb (test_load_balanced_cap_bisection_ending_an_ulp_above_m reaches "
+        "the branch)"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_32": (
+        "always scaling: the shares at the bisection's upper end sum to u or "
+        "more, so the condition is false only at u, where the factor is 1"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_33": (
+        "share / (u / sum): as mutant 31, the factor is 1 within an ulp"
+    ),
+    "allocation._solvers.x__capped_shares__mutmut_35": "sum >= u: as mutant 32",
+    "allocation._solvers.x__grouped__mutmut_13": (
+        "member.reshape(None): numpy >= 2.0.1 returns unique(axis=0)'s inverse "
+        "1-D already; reshape(-1) guards numpy 2.0.0's 2-D one"
+    ),
+    "allocation._solvers.x__grouped__mutmut_15": (
+        "member.reshape(-2): numpy 2.4 reads any negative size as 'the rest', "
+        "as -1 (and the inverse is 1-D already, mutant 13)"
+    ),
+    "allocation._solvers.x__check_batches__mutmut_1": (
+        "whether _check_batches passes a scalar or a list through or converts it, "
+        "bpcc_optimum converts it again (theory._heterogeneous._batches_vector: "
+        "np.asarray, a 0-d array broadcast); only None must stay None (mutant 6 "
+        "is killed)"
+    ),
+    "allocation._solvers.x__check_batches__mutmut_2": "as mutant 1",
+    "allocation._solvers.x__check_batches__mutmut_3": "as mutant 1",
+    "allocation._solvers.x__check_batches__mutmut_4": "as mutant 1",
+    "allocation._solvers.x__check_batches__mutmut_5": "as mutant 1",
+    "allocation._solvers.x_solve_uniform__mutmut_100": (
+        "-(-n_rows / v) instead of ceil: spreading T + 1/2 blocks over n workers "
+        "(floor of T/n + 1/2 each, one more on the first (T mod n) + 1/2) gives "
+        "the loads of T + 1, the ceiling"
+    ),
+    "allocation._solvers.x_solve_uniform__mutmut_122": (
+        "loads.astype(None): the loads are int64 already"
+    ),
+    "allocation._solvers.x_solve_bpcc__mutmut_1": (
+        "max_batches = 65: theory.BATCH_CHOICES end at 64, so the same choices"
+    ),
+    "allocation._solvers.x_solve_bpcc__mutmut_26": (
+        "c = None: _round's expected rows and _finish default to the per-block "
+        "profile's c, which c is"
+    ),
+    "allocation._solvers.x_solve_bpcc__mutmut_86": "as mutant 26 (overhead=None)",
+    "allocation._solvers.x_solve_bpcc__mutmut_97": (
+        "overhead=None in _finish: it defaults to grain.workers.c, which c is"
+    ),
+    "allocation._solvers.x_solve_bpcc__mutmut_102": "as mutant 97 (overhead dropped)",
+    "allocation._solvers.x_solve_hcmm__mutmut_43": (
+        "always the general solver (not np.all(None)): bpcc_optimum with one batch "
+        "and no binding cap is HCMM's closed form (test_bpcc_with_one_batch_gives_"
+        "hcmm_loads checks their loads equal)"
+    ),
+    "allocation._solvers.x_solve_hcmm__mutmut_45": (
+        "a > 1.0: workers with a <= 1 take the general solver, as mutant 43"
+    ),
+    "allocation._solvers.x_solve_hcmm__mutmut_47": (
+        "real >= cap: a closed-form load equal to its cap takes the general solver "
+        "with that cap, which gives the same loads (as mutant 43)"
+    ),
+    "allocation._solvers.x_solve_kim__mutmut_82": (
+        "overhead=None in _round: expected_rows defaults to the profile's c, "
+        "grain.workers.c"
+    ),
     "coded.codes._fields.x__max_abs__mutmut_2": (
         "`if array.size or True`: _max_abs only sees operands that passed "
         "_check_nonempty, so the empty branch is never taken"
@@ -224,6 +340,34 @@ EQUIVALENT: dict[str, str] = {
         "copy=False only saves memory"
     ),
     "coded.codes._fields.x__signed_residues__mutmut_16": "as mutant 15 (copy=True)",
+    "coded.codes._fields.x_as_csr__mutmut_21": (
+        "kind not in 'XXiufXX': no dtype kind is 'X', the test of 'i', 'u', 'f' "
+        "is unchanged"
+    ),
+    "coded.codes._fields.x_as_csr__mutmut_26": (
+        "astype(float64, copy=None): copies only when needed, as copy=False"
+    ),
+    "coded.codes._fields.x_as_csr__mutmut_28": (
+        "astype copies (copy flag dropped): the CSR copy of A is the code's own "
+        "either way; copy=False only saves memory"
+    ),
+    "coded.codes._fields.x_as_csr__mutmut_29": "as mutant 28 (copy=True)",
+    "coded.codes._fields.x__real_array__mutmut_17": (
+        "check_finite_matrix returns float64 unless it keeps a float32 array, so "
+        "np.asarray(array, np.float64) is a no-op"
+    ),
+    "coded.codes._fields.x__real_array__mutmut_20": "as mutant 17 (dtype None)",
+    "coded.codes._fields.x__real_array__mutmut_22": "as mutant 17 (dtype dropped)",
+    "coded.codes._fields.x_as_csr__mutmut_25": (
+        "astype(None): numpy reads dtype None as float64"
+    ),
+    "coded.codes._fields.x_condition_number__mutmut_1": (
+        "M.shape[1]: the systems solved are square"
+    ),
+    "coded.codes._fields.x_condition_number__mutmut_15": (
+        "dgecon(norm=None): its default norm is '1'"
+    ),
+    "coded.codes._fields.x_condition_number__mutmut_18": "as mutant 15 (norm dropped)",
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 

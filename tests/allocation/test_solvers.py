@@ -1,5 +1,6 @@
 """Allocation solvers: feasibility, rounding, predictions against the simulator."""
 
+import functools
 import re
 
 import numpy as np
@@ -9,7 +10,9 @@ from hypothesis import strategies as st
 
 from allocation import (
     Allocation,
+    CallCosts,
     ProfileError,
+    ProfileFit,
     solve_bpcc,
     solve_hcmm,
     solve_kim,
@@ -30,6 +33,9 @@ from theory import (
 
 MILD = GroupProfile(N=[20, 30, 50], a=[1, 1, 1], mu=[4, 2, 1])
 STRONG = GroupProfile(N=[10, 90], a=[0.05, 1.0], mu=[20, 0.2])
+OVERHEAD = WorkerProfile(
+    a=[0.5, 0.5, 1.0, 1.0], mu=[2.0, 2.0, 1.0, 1.0], c=[0.0, 0.0, 20.0, 20.0]
+)
 
 
 @st.composite
@@ -279,7 +285,11 @@ BAD = [
         ValueError,
         "`redundancy` must be >= 1.0",
     ),
-    (lambda: solve_kim([1], 5), TypeError, "`groups` must be a GroupProfile"),
+    (
+        lambda: solve_kim([1], 5),
+        TypeError,
+        "`groups` must be a GroupProfile or WorkerProfile, got list.",
+    ),
     (lambda: solve_bpcc(MILD, 1000, l_max=10), ValueError, "`l_max` is too small"),
     (
         lambda: solve_bpcc(MILD, 1000, batches=8, l_max=11),
@@ -302,20 +312,41 @@ BAD = [
     (
         lambda: solve_hcmm(WorkerProfile(a=[0.0, 1.0], mu=[1, 1]), 10, l_max=np.inf),
         ProfileError,
-        "and `l_max` is infinite, so their optimal load is unbounded; leave `l_max` "
-        "at its default (m rows), give a finite `l_max`, or profile with larger "
-        "`loads` so that a is measured.",
+        "solve_hcmm: workers [0] have per-row cost a = 0 (not identified by the "
+        "profile) and `l_max` is infinite, so their optimal load is unbounded; leave "
+        "`l_max` at its default (m rows), give a finite `l_max`, or profile with "
+        "larger `loads` so that a is measured.",
     ),
     (
         lambda: solve_kim(WorkerProfile(a=[0.0, 1.0], mu=[1.0, 1.0]), 10, exact=False),
         ProfileError,
-        "use exact=True (the default) or profile with larger `loads`",
+        "solve_kim(exact=False): the large-N closed form needs every a > 0, got a = 0 "
+        "(not identified) in groups [0]; use exact=True (the default) or profile "
+        "with larger `loads` so that a is measured.",
+    ),
+    (
+        lambda: solve_uniform(MILD, 1000, l_max=[9.0] + [11.0] * 99),
+        ValueError,
+        "`l_max` is too small for equal loads: 100 workers of at most 9 blocks of 1 "
+        "rows hold fewer than u=1000 blocks (m=1000 rows); raise `l_max`, add "
+        "workers, or use solve_hcmm, which loads the workers unequally.",
     ),
     (
         lambda: solve_load_balanced(MILD, 1000, l_max=9.0),
         ValueError,
         "`l_max` is too small: the workers hold at most 900 blocks of 1 rows, an "
         "uncoded job needs all u=1000 (m=1000 rows); raise `l_max` or add workers.",
+    ),
+    (
+        lambda: solve_uniform(OVERHEAD, 20, n_rows=36, blocks=10, l_max=8),
+        ValueError,
+        "`n_rows`=36 puts 10 rows on a worker, more than `l_max` allows; lower "
+        "`n_rows` or raise `l_max`.",
+    ),
+    (
+        lambda: solve_bpcc(OVERHEAD, 40, max_batches=0),
+        ValueError,
+        "`max_batches` must be >= 1, got max_batches=0.",
     ),
     (
         lambda: solve_bpcc(MILD, 1000, overhead=-1.0),
@@ -352,13 +383,17 @@ BAD = [
         ValueError,
         "`a` entries must be >= 0.0",
     ),
-    (lambda: WorkerProfile(a=[], mu=[]), ValueError, "at least one worker, got n=0"),
+    (
+        lambda: WorkerProfile(a=[], mu=[]),
+        ValueError,
+        "a profile needs at least one worker, got n=0.",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("call", "error", "message"), BAD)
 def test_input_validation(call, error, message):
-    with pytest.raises(error, match=re.escape(message)):
+    with pytest.raises(error, match="^" + re.escape(message)):  # the message starts
         call()
 
 
@@ -385,3 +420,152 @@ def test_load_balanced_cap_with_overhead_keeps_equal_finish_times():
     assert solve_load_balanced(profile, 90).loads.tolist() == [40, 30, 20]
     capped = solve_load_balanced(profile, 90, l_max=36)
     assert capped.loads.tolist() == [36, 32, 22]  # the others finish at 42, 42
+
+
+def test_load_balanced_shares_follow_the_expected_speed():
+    # s_i = 1 / (a_i + 1 / mu_i) = [1, 2/3]: m = 50 splits 3 : 2
+    profile = WorkerProfile(a=[0.5, 0.5], mu=[2.0, 1.0])
+    assert solve_load_balanced(profile, 50).loads.tolist() == [30, 20]
+
+
+def test_load_balanced_overhead_gives_equal_finish_times():
+    # s = [1, 2/3, 2]; T = 58 = 0 + 58 / 1 = 10 + 32 / (2/3); c_3 = 1000 > T: idle
+    profile = WorkerProfile(
+        a=[0.5, 0.5, 0.25], mu=[2.0, 1.0, 4.0], c=[0.0, 10.0, 1000.0]
+    )
+    assert solve_load_balanced(profile, 90).loads.tolist() == [58, 32, 0]
+
+
+def test_load_balanced_remainder_ties_go_to_the_first_workers():
+    # 20 fast and 20 slow workers interleaved, m = 50: the slow get 1 row (0.83
+    # rounded up), 10 of the fast 2 rows (1.67); equal remainders by worker order,
+    # whatever sort numpy would choose
+    profile = WorkerProfile(a=[1.0, 2.0] * 20, mu=[1e6] * 40)
+    loads = solve_load_balanced(profile, 50).loads
+    assert loads[1::2].tolist() == [1] * 20
+    assert loads[0::2].tolist() == [2] * 10 + [1] * 10
+
+
+def test_load_balanced_cap_leaves_late_starters_idle():
+    # worker 0 capped at 50; T = 70 = 10 + 40 / (2/3) < c_3 = 1000: idle
+    profile = WorkerProfile(
+        a=[0.5, 0.5, 0.25], mu=[2.0, 1.0, 4.0], c=[0.0, 10.0, 1000.0]
+    )
+    assert solve_load_balanced(profile, 90, l_max=50).loads.tolist() == [50, 40, 0]
+
+
+def test_load_balanced_cap_when_the_job_takes_under_a_second():
+    # speeds 100 and 25 rows/s: 6 rows (capped) and 4, both done at T = 0.16 s
+    profile = WorkerProfile(a=[0.01, 0.04], mu=[1e9, 1e9])
+    assert solve_load_balanced(profile, 10, l_max=6).loads.tolist() == [6, 4]
+
+
+def test_load_balanced_cap_bisection_ending_an_ulp_above_m():
+    # T = 8.2 = 3 + 4 x 1.3; the bisection's end gives shares summing to
+    # 7 + 1e-15, which are scaled back to m
+    profile = WorkerProfile(a=[0.5, 1.3], mu=[1e12, 1e12], c=[0.0, 3.0])
+    assert solve_load_balanced(profile, 7, l_max=[3, 7]).loads.tolist() == [3, 4]
+
+
+COSTS = CallCosts(call_seconds=0.03, encode_flops_per_second=1e9)
+
+
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_a_fit_s_costs_blocks_and_the_solver_name_reach_the_allocation(name):
+    profile = WorkerProfile(a=[0.5, 0.5], mu=[2.0, 1.0])
+    zeros = np.zeros(2)
+    fit = ProfileFit(
+        profile=profile,
+        c_se=zeros,
+        a_se=zeros,
+        mu_se=zeros,
+        poor_fit=np.zeros(2, dtype=bool),
+        reasons=(),
+        loads=np.ones((2, 1)),
+        times=np.ones((2, 1)),
+        costs=COSTS,
+    )
+    solve = {"uniform": solve_uniform, "kim": solve_kim, "bpcc": solve_bpcc}.get(
+        name, SOLVERS[name]
+    )
+    alloc = solve(fit, 20)
+    assert (alloc.costs, alloc.solver) == (COSTS, name)
+    blocked = solve(profile, 20, blocks=10)  # 10 blocks of 2 rows
+    assert (blocked.block_rows, blocked.costs) == (2, CallCosts())
+    assert blocked.loads.tolist() == (2 * (blocked.loads // 2)).tolist()
+
+
+@pytest.mark.parametrize(
+    "solve",
+    [
+        solve_uniform,
+        solve_load_balanced,
+        solve_hcmm,
+        solve_kim,
+        functools.partial(solve_bpcc, batches=2),  # the search over batches: slow
+    ],
+)
+def test_a_block_of_v_rows_is_a_row_of_the_per_block_profile(solve):
+    blocked = solve(OVERHEAD, 40, blocks=20)
+    assert (
+        blocked.loads.tolist() == (2 * solve(OVERHEAD.per_block(2), 20).loads).tolist()
+    )
+
+
+def test_kim_groups_a_worker_profile_as_its_group_profile():
+    groups = GroupProfile(N=[2, 2], a=[0.5, 1.0], mu=[2.0, 1.0], c=[0.0, 20.0])
+    assert (
+        solve_kim(OVERHEAD, 40).loads.tolist() == solve_kim(groups, 40).loads.tolist()
+    )
+
+
+@pytest.mark.parametrize("c", [0.0, 20.0])
+def test_kim_rounds_the_exact_bound_by_default(c):
+    groups = GroupProfile(N=[2, 2], a=[1.0, 2.0], mu=[4.0, 1.0], c=[0.0, c])
+    exact, large_n = (kim_bound(groups, 100, exact=e).loads for e in (True, False))
+    assert np.all(np.abs(large_n - exact) > 3)  # the two bounds differ
+    loads = solve_kim(groups, 100).loads
+    assert np.all(np.abs(loads - np.repeat(exact, 2)) <= 1 + 1e-9)  # floor or ceiling
+    assert solve_kim(groups, 100, exact=False).solver == "kim_large_n"
+
+
+def test_uniform_cap_at_the_best_load_keeps_it():
+    best = solve_uniform(OVERHEAD, 40).loads
+    capped = solve_uniform(OVERHEAD, 40, l_max=int(best[0])).loads
+    assert capped.tolist() == best.tolist()
+
+
+def test_uniform_rows_spread_one_more_on_the_first_up_to_the_cap():
+    assert solve_uniform(OVERHEAD, 8, n_rows=13, l_max=4).loads.tolist() == [4, 3, 3, 3]
+
+
+def test_bpcc_fixed_batches_per_worker_or_one_for_all():
+    profile = WorkerProfile(a=[0.5, 0.5, 1.0, 1.0], mu=[2.0, 2.0, 1.0, 1.0])
+    per_worker = solve_bpcc(profile, 40, batches=[2, 4, 2, 4])
+    assert per_worker.batches.tolist() == [2, 4, 2, 4]
+    assert solve_bpcc(profile, 40, batches=4).batches.tolist() == [4] * 4
+
+
+def test_bpcc_searching_one_batch_size_is_fixing_it():
+    profile = WorkerProfile(a=[0.5, 0.5, 1.0, 1.0], mu=[2.0, 2.0, 1.0, 1.0])
+    searched = solve_bpcc(profile, 40, max_batches=1)
+    fixed = solve_bpcc(profile, 40, batches=1)
+    assert (searched.loads.tolist(), searched.batches.tolist()) == (
+        fixed.loads.tolist(),
+        [1] * 4,
+    )
+    assert searched.expected_latency == fixed.expected_latency
+
+
+def test_uniform_equal_loads_fill_caps_whose_sum_is_m_exactly():
+    # the smallest cap bounds equal loads: 4 x 10 = m rows is enough, 4 x 9 is not
+    assert (
+        solve_uniform(OVERHEAD, 40, l_max=[10, 30, 30, 30]).loads.tolist() == [10] * 4
+    )
+    message = (
+        "`l_max` is too small for equal loads: 4 workers of at most 9 blocks of 1 "
+        "rows hold fewer than u=40 blocks (m=40 rows); raise `l_max`, add workers, "
+        "or use solve_hcmm, which loads the workers unequally."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        solve_uniform(OVERHEAD, 40, l_max=[9, 30, 30, 30])

@@ -8,7 +8,9 @@ the same edges for each prime count.
 
 import itertools
 import math
+import re
 
+import galois
 import numpy as np
 import pytest
 from _codes_support import assert_close_real, worker_results
@@ -165,3 +167,138 @@ def test_unsigned_operands_map_to_their_exact_residues(dtype):
     assert encoded.lefts[1].tolist() == [[(top - 1) % P]]
     shares = code.encode(A)
     assert shares[0].tolist() == [[top % P]]
+
+
+def _decode_right(code, A, B, survivors):
+    """Decode A @ B with B given to encode_right, after an all-zero first B."""
+    encoded = code.encode_right(code.encode_operands(A, B[:, :1] * 0), B)
+    return code.decode_results(encoded, worker_results(code, encoded, survivors))
+
+
+def test_a_new_right_operand_is_signed_against_a_signed_a():
+    code = MDSCode(5, 3, field=P)
+    A = np.array([[128, 128], [-128, -128], [128, -128]], dtype=np.int64)
+    B = np.array([[128, -128], [128, -128]], dtype=np.int64)
+    C = _decode_right(code, A, B, (0, 3, 4))
+    assert C.tolist() == [[HALF, -HALF], [-HALF, HALF], [0, 0]]
+    beyond = np.array([[129, 0], [128, 0]], dtype=np.int64)  # 2 x 128 x 129 > HALF
+    encoded = code.encode_operands(A, B[:, :1] * 0)
+    with pytest.raises(ValueError, match=r"= 33024, so p must exceed 66048"):
+        code.encode_right(encoded, beyond)
+
+
+def test_a_new_right_operand_over_the_field_stays_in_the_field():
+    GF = galois.GF(7)
+    code = MDSCode(5, 3, field=7)
+    A, B = GF([[1, 2], [3, 4], [5, 6]]), GF([[6, 5], [4, 3]])
+    C = _decode_right(code, A, B, (1, 2, 4))
+    assert isinstance(C, galois.FieldArray)
+    assert C.tolist() == (A @ B).tolist()
+
+
+def test_a_new_right_operand_takes_the_precision_of_a():
+    code = MDSCode(3, 2)
+    A = np.arange(6, dtype=np.float32).reshape(3, 2)
+    encoded = code.encode_right(
+        code.encode_operands(A, np.zeros(2, np.float32)), [1.0, 2.0]
+    )
+    assert encoded.right(0).dtype == np.float32
+    C = code.decode_results(encoded, worker_results(code, encoded, (0, 2)))
+    assert C.dtype == np.float32
+    np.testing.assert_allclose(C, [2.0, 8.0, 14.0], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("field", "B", "message"),
+    [
+        (
+            None,
+            np.ones(3),
+            "`B` must have 2 rows to match the encoded A (d=2), got B.shape=(3,).",
+        ),
+        (
+            P,
+            np.ones(3, np.int64),
+            "`B` must have 2 rows to match the encoded A (d=2), got B.shape=(3,).",
+        ),
+        (
+            None,
+            np.ones((2, 1, 1)),
+            "`B` must have ndim in (1, 2), got shape (2, 1, 1).",
+        ),
+        (
+            P,
+            np.ones((2, 1, 1), np.int64),
+            "`B` must have ndim in (1, 2), got shape (2, 1, 1).",
+        ),
+        (
+            7,
+            galois.GF(7)(np.ones((2, 1, 1), np.int64)),
+            "`B` must have ndim in (1, 2), got shape (2, 1, 1).",
+        ),
+        (None, np.ones((2, 0)), "`B` must be non-empty"),
+    ],
+)
+def test_a_bad_right_operand_is_named(field, B, message):
+    code = MDSCode(3, 2, field=field)
+    A = np.ones((2, 2), np.int64) if field else np.ones((2, 2))
+    if field == 7:
+        A = galois.GF(7)(A)
+    encoded = code.encode_operands(A, np.ones(2, np.int64) if field else np.ones(2))
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        code.encode_right(encoded, B)
+
+
+@pytest.mark.parametrize(("size", "norm"), [(256, None), (257, 1), (300, 1)])
+def test_condition_number_exact_up_to_256_then_lapack_1_norm(size, norm):
+    from coded.codes._fields import condition_number
+
+    M = np.eye(size)
+    M[:, 0] = 1.0  # column sums up to `size`, row sums 2: the norms differ
+    assert condition_number(M) == pytest.approx(np.linalg.cond(M, norm), rel=1e-9)
+
+
+def test_condition_number_of_a_singular_large_system_is_infinite():
+    import warnings
+
+    import scipy.linalg
+
+    from coded.codes._fields import condition_number
+
+    M = np.eye(300)
+    M[5, 5] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        assert condition_number(M) == math.inf
+
+
+@pytest.mark.parametrize(
+    ("a_dtype", "b_dtype", "work"),
+    [
+        (np.float32, np.float64, np.float64),
+        (np.float64, np.float32, np.float64),
+        (np.float32, np.float32, np.float32),
+    ],
+)
+def test_real_operands_work_in_float32_only_when_both_are(a_dtype, b_dtype, work):
+    code = MDSCode(3, 2)
+    encoded = code.encode_operands(np.ones((2, 2), a_dtype), np.ones(2, b_dtype))
+    assert (encoded.lefts[0].dtype, encoded.right(0).dtype) == (work, work)
+
+
+def test_mixed_operands_take_the_wider_semantics():
+    GF7 = galois.GF(7)
+    code = MDSCode(3, 2, field=7)
+    encoded = code.encode_operands(np.array([[1, 2], [3, 4]]), GF7([1, 1]))
+    C = code.decode_results(encoded, worker_results(code, encoded, (0, 1)))
+    assert isinstance(C, galois.FieldArray)
+    assert C.tolist() == [3, 0]  # 1 + 2, 3 + 4 = 7 = 0 in GF(7)
+
+
+def test_a_real_worker_product_overflows_to_inf_and_nan_silently():
+    # the decoder's finiteness check reports them; the product itself must not warn
+    # (the suite turns warnings into errors)
+    code = MDSCode(3, 2)
+    huge = code.multiply(np.full((1, 2), 1e300), np.full(2, 1e300))
+    assert np.isposinf(huge).all()
+    assert np.isnan(code.multiply(np.full((1, 2), np.inf), np.zeros(2))).all()

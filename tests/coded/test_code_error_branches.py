@@ -145,6 +145,54 @@ CASES = [
         "back after), A.reshape(1, -1) merges its trailing axes.",
     ),
     (
+        lambda: MDSCode(3, 2).encode_operands(np.ones((2, 2)), np.ones((2, 1, 1))),
+        ValueError,
+        "`B` must have ndim in (1, 2), got shape (2, 1, 1). Reshape it to 2-D: "
+        "B.reshape(-1, 1) stacks the rows of its 2 matrices (reshape the product "
+        "back after), B.reshape(2, -1) merges its trailing axes.",
+    ),
+    (
+        lambda: MDSCode(3, 2).encode_operands(np.ones(2), np.ones(2)),
+        ValueError,
+        "`A` must have ndim in (2,), got shape (2,). Pass a 2-D array, e.g. "
+        "np.atleast_2d(A).",
+    ),
+    (
+        lambda: MDSCode(3, 2, field=7).encode_operands(
+            np.ones((1, 1, 1), np.int64), np.ones(1, np.int64)
+        ),
+        ValueError,
+        "`A` must have ndim in (2,), got shape (1, 1, 1). Reshape it to 2-D: "
+        "A.reshape(-1, 1) stacks the rows of its 1 matrices (reshape the product "
+        "back after), A.reshape(1, -1) merges its trailing axes.",
+    ),
+    (
+        lambda: MDSCode(3, 2, field=7).encode_operands(
+            GF7(np.ones((2, 2), np.int64)), GF7(np.ones((2, 1, 1), np.int64))
+        ),
+        ValueError,
+        "`B` must have ndim in (1, 2), got shape (2, 1, 1). Reshape it to 2-D: "
+        "B.reshape(-1, 1) stacks the rows of its 2 matrices (reshape the product "
+        "back after), B.reshape(2, -1) merges its trailing axes.",
+    ),
+    (
+        lambda: MDSCode(3, 2, field=7).encode_operands(
+            np.ones((2, 2), np.int64), np.ones((2, 1, 1), np.int64)
+        ),
+        ValueError,
+        "`B` must have ndim in (1, 2), got shape (2, 1, 1). Reshape it to 2-D: "
+        "B.reshape(-1, 1) stacks the rows of its 2 matrices (reshape the product "
+        "back after), B.reshape(2, -1) merges its trailing axes.",
+    ),
+    (
+        lambda: MDSCode(2, 2).encode_operands(
+            scipy.sparse.dia_array(np.eye(2)), np.ones(2)
+        ),
+        TypeError,
+        "`A` is a scipy.sparse DIA matrix; the codes that keep A sparse take CSR, "
+        "CSC or COO (converted to CSR): pass `A.tocsr()`.",
+    ),
+    (
         lambda: ReplicationCode(2, 2).encode_operands(
             scipy.sparse.csr_array(np.array([[1j]])), np.ones(1)
         ),

@@ -9,7 +9,7 @@ import warnings
 import galois
 import numpy as np
 import pytest
-from _codes_support import assert_close_real, feed, units_of
+from _codes_support import assert_close_real, feed, units_of, worker_results
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -687,3 +687,18 @@ def test_non_contiguous_and_integer_real_operands_encode_correctly():
     encoded = code.encode_operands(A, B)
     results = {i: code.multiply(encoded.lefts[i], encoded.right(i)) for i in (0, 2, 3)}
     np.testing.assert_allclose(code.decode_results(encoded, results), A @ B)
+
+
+@pytest.mark.parametrize("sparse_format", ["csr", "csc", "coo"])
+def test_an_uncoded_code_keeps_a_sparse_a_as_float_csr_blocks(sparse_format):
+    import scipy.sparse
+
+    code = MDSCode(2, 2)  # workers hold source blocks: A stays sparse
+    A = np.array([[1, 0], [0, 2], [3, 0], [0, 4]], dtype=np.int64)
+    sparse = getattr(scipy.sparse, f"{sparse_format}_array")(A)
+    encoded = code.encode_operands(sparse, np.array([1.0, 1.0]))
+    assert [(left.format, left.dtype) for left in encoded.lefts] == [
+        ("csr", np.float64)
+    ] * 2
+    C = code.decode_results(encoded, worker_results(code, encoded))
+    assert C.tolist() == [1.0, 2.0, 3.0, 4.0]

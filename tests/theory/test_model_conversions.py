@@ -1,6 +1,7 @@
 """The profile conversions and the multicast shuffle time, against values by hand."""
 
 import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -22,6 +23,39 @@ def test_homogeneous_profile():
     assert _as_lists(WorkerProfile.homogeneous(1, a=1.0, mu=1.0))[2] == [0.0]
     with pytest.raises(ValueError, match="`n` must be >= 1"):
         WorkerProfile.homogeneous(0, a=1.0, mu=1.0)
+
+
+def test_homogeneous_takes_any_real_scalar_as_float_vectors():
+    p = WorkerProfile.homogeneous(2, a=Fraction(1, 2), mu=Fraction(3, 2))
+    assert (p.a.tolist(), p.mu.tolist()) == ([0.5, 0.5], [1.5, 1.5])
+
+
+def test_a_scalar_overhead_is_a_read_only_vector():
+    c = WorkerProfile(a=[1.0, 1.0], mu=[1.0, 1.0], c=0.5).c
+    assert c.tolist() == [0.5, 0.5]
+    with pytest.raises(ValueError, match="read-only"):
+        c[0] = 0.0
+
+
+def test_group_sizes_given_as_whole_floats_are_counts():
+    g = GroupProfile(N=[2.0, 3.0], a=[0.0, 0.5], mu=[1.0, 1.0])
+    assert (g.n, g.N.tolist(), g.a.tolist()) == (5, [2, 3], [0.0, 0.5])
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"a": [0.0, 1e-9]},  # absolute differences near 0 separate at rtol = 0
+        {"mu": [1e-9, 2e-9]},
+        {"c": [0.0, 1e-9]},
+        {"mu": [1.0, 1.5]},
+        {"mu": [1.0, 1.000001]},  # relative differences too
+        {"c": [1.0, 1.000001]},
+    ],
+)
+def test_workers_differing_in_one_parameter_stay_apart(field):
+    p = WorkerProfile(**{"a": [1.0, 1.0], "mu": [1.0, 1.0], **field})
+    assert p.to_groups().N.tolist() == [1, 1]
 
 
 def test_time_unit_and_block_conversions():

@@ -1,6 +1,7 @@
 """The switched-network model with a rate per node, and links limited on upload only."""
 
 import math
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
@@ -50,3 +51,20 @@ def test_a_slow_link_sets_the_shuffle_of_a_plan():
 def test_rates_must_be_positive_and_one_per_node(bad):
     with pytest.raises(ValueError, match="`bandwidth` must be one rate > 0"):
         shuffle_seconds_switched([1, 2, 3, 4], [1, 2, 3, 4], bad)
+
+
+def test_each_message_adds_the_latency_at_its_node():
+    up, down, rate = [2e6, 1e6], [1e6, 1e6], 1e7  # 0.2 s and 0.1 s of bytes
+    assert shuffle_seconds_switched(
+        up, down, rate, messages=[1, 3], latency_seconds=0.1
+    ) == pytest.approx(0.4)
+    # messages without a latency cost nothing
+    assert shuffle_seconds_switched(up, down, rate, messages=[1, 3]) == 0.2
+
+
+def test_no_node_takes_no_time():
+    assert shuffle_seconds_switched([], [], 1e7, latency_seconds=1.0) == 0.0
+
+
+def test_exact_byte_counts_are_accepted():
+    assert shuffle_seconds_switched([Fraction(3)], [Fraction(1)], 2.0) == 1.5

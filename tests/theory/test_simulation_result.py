@@ -29,6 +29,10 @@ def test_single_sample_and_custom_quantiles():
     assert dict(result.quantiles) == {0.0: 3.0, 1.0: 3.0}
 
 
+def test_no_quantiles_asked_gives_none():
+    assert dict(SimulationResult.from_samples([1.0, 2.0], quantiles=()).quantiles) == {}
+
+
 def test_is_immutable():
     result = SimulationResult.from_samples([1.0, 2.0])
     with pytest.raises(dataclasses.FrozenInstanceError):

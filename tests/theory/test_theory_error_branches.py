@@ -141,6 +141,93 @@ CASES = [
         "`quantiles` entries must be >= 0.0, got [-0.5].",
     ),
     (
+        lambda: GroupProfile(N=[0, 1], a=[1.0, 1.0], mu=[1.0, 1.0]),
+        ValueError,
+        "`N` entries must be >= 1, got [0.0, 1.0].",
+    ),
+    (
+        lambda: GroupProfile(N=[1, 1], a=[-1.0, 1.0], mu=[1.0, 1.0]),
+        ValueError,
+        "`a` entries must be >= 0.0, got [-1.0, 1.0].",
+    ),
+    (
+        lambda: GroupProfile(N=[1, 1], a=[1.0, 1.0, 1.0], mu=[1.0, 1.0]),
+        ValueError,
+        "`a` must have length 2, got 3.",
+    ),
+    (
+        lambda: GroupProfile(N=[1, 1], a=[1.0, 1.0], mu=[0.0, 1.0]),
+        ValueError,
+        "`mu` entries must be > 0.0, got [0.0, 1.0].",
+    ),
+    (
+        lambda: GroupProfile(N=[1, 1], a=[1.0, 1.0], mu=[1.0]),
+        ValueError,
+        "`mu` must have length 2, got 1.",
+    ),
+    (
+        lambda: WorkerProfile(a=[-1.0], mu=[1.0]),
+        ValueError,
+        "`a` entries must be >= 0.0, got [-1.0].",
+    ),
+    (
+        lambda: WorkerProfile(a=[1.0], mu=[0.0]),
+        ValueError,
+        "`mu` entries must be > 0.0, got [0.0].",
+    ),
+    (
+        lambda: WorkerProfile(a=[], mu=[]),
+        ValueError,
+        "a profile needs at least one worker, got n=0.",
+    ),
+    (
+        lambda: WorkerProfile(a=[1.0, 1.0], mu=[1.0, 1.0], c=[0.1, 0.2, 0.3]),
+        ValueError,
+        "`c` must be a scalar or have length 2, got length 3.",
+    ),
+    (
+        lambda: WorkerProfile(a=[1.0], mu=[1.0], c=-1.0),
+        ValueError,
+        "`c` entries must be >= 0.0, got [-1.0].",
+    ),
+    (
+        lambda: SimulationResult(
+            mean=1.0, stderr=0.0, quantiles={0.5: float("nan")}, trials=1
+        ),
+        ValueError,
+        "`quantiles` must be finite, got quantiles=nan.",
+    ),
+    (
+        lambda: SimulationResult.from_samples([]),
+        ValueError,
+        "`samples` must hold at least one latency, got 0.",
+    ),
+    (
+        lambda: SimulationResult.from_samples([1.0], quantiles=[-0.5]),
+        ValueError,
+        "`quantiles` entries must be >= 0.0, got [-0.5].",
+    ),
+    (
+        lambda: shuffle_seconds_switched([1.0], [-1.0], 1.0),
+        ValueError,
+        "`download_bytes` must be a 1-D sequence of bytes >= 0.",
+    ),
+    (
+        lambda: shuffle_seconds_switched([1.0], [1.0], 1.0, download_bandwidth=0.0),
+        ValueError,
+        "`download_bandwidth` must be one rate > 0 (bytes/s) or one per node (1), got 0.0.",
+    ),
+    (
+        lambda: shuffle_seconds_switched([1.0], [1.0], 1.0, latency_seconds=-1.0),
+        ValueError,
+        "`latency_seconds` must be >= 0.0, got latency_seconds=-1.0.",
+    ),
+    (
+        lambda: shuffle_seconds_switched([1.0], [1.0], 1.0, messages=[-1.0]),
+        ValueError,
+        "`messages` must be a 1-D sequence of bytes >= 0.",
+    ),
+    (
         lambda: solve_hcmm(PROFILE, 10, l_max=[5.0, 0.0]),
         ValueError,
         "`l_max` entries must be > 0 rows, got [5.0, 0.0].",
