@@ -245,16 +245,6 @@ def run_repeated(client, repeats, rng, quick):
     }
 
 
-def run_placed_floor(client, quick):
-    """No stragglers: a placed (8, 6) MDS A @ x vs a trivial round trip, dask.array."""
-    from floor import measure
-
-    m, d = (4000, 200) if quick else (20000, 500)
-    rng = np.random.default_rng(11)
-    row = measure(client, rng.standard_normal((m, d)), rng.standard_normal(d), 30)
-    return {"shape": [m, d], **row}
-
-
 def _sample_peak_rss(stop, peak):
     import psutil
 
@@ -326,15 +316,6 @@ def run_dask_rss(gib, links=None):
 
 
 def print_targets(report):
-    floor = report.get("placed_floor")
-    if floor:
-        print(
-            f"\n== placed (8,6) MDS A @ x, A {floor['shape']}, no stragglers: "
-            f"{1e3 * floor['coded_total']:.1f} ms vs trivial round trip "
-            f"{1e3 * floor['trivial_round_trip']:.1f} ms "
-            f"({floor['coded_vs_trivial']:.1f}x) and dask.array "
-            f"{1e3 * floor['dask_array']:.1f} ms ({floor['coded_vs_dask_array']:.2f}x)"
-        )
     rss = report.get("dask_rss")
     if rss:
         print(
@@ -401,7 +382,10 @@ def main():
     parser.add_argument(
         "--targets-only",
         action="store_true",
-        help="run only the placed-floor and dask.array RSS sections",
+        help=(
+            "run only the shaped-links and dask.array RSS sections "
+            "(a placed call's per-call floor is bench/floor.py)"
+        ),
     )
     add_links_option(parser)  # --dask-gib and placed calls on shaped links
     args = parser.parse_args()
@@ -431,8 +415,6 @@ def main():
     }
     began = time.perf_counter()
     if args.targets_only:
-        with LocalCodedCluster(n_workers=N) as cluster:
-            report["placed_floor"] = run_placed_floor(cluster.client, args.quick)
         if links:
             report["placed_links"] = placed_call_section(links, repeats)
         if args.dask_gib:
@@ -442,7 +424,6 @@ def main():
         return
     with LocalCodedCluster(n_workers=N) as cluster:
         client = cluster.client
-        report["placed_floor"] = run_placed_floor(client, args.quick)
         for name, profile in profiles().items():
             spec = Stragglers(profile=profile, time_unit=time_unit)
             scenario = run_scenario(client, name, spec, A, x, repeats, rng)
