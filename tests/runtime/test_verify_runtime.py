@@ -134,7 +134,9 @@ def test_where_no_check_applies_detect_says_so_and_correct_refuses(client):
 
 def test_rateless_rows_are_checked_and_a_wrong_one_names_its_worker(client):
     A, x = _operands(None)
-    wrong = Stragglers(corrupt={WRONG: 1e-3})
+    # the others answer late, so the decoder always needs (and checks) WRONG's rows
+    late = {i: 0.1 for i in range(6) if i != WRONG}  # per batch
+    wrong = Stragglers(corrupt={WRONG: 1e-3}, delays=late)
     fresh = {"scheme": "rateless", "n": 6, "client": client}
     with pytest.raises(InconsistentResultsError) as info:
         coded_matmul(A, x, stragglers=wrong, **fresh)
