@@ -31,9 +31,9 @@ from mapreduce._examples import (
     sum_counts,
     terasort_map,
 )
+from mapreduce._fold import fold_of, fold_with
 from mapreduce._job import (
     concatenate_values,
-    hash_partition,
     run_coded_maps,
     run_mapreduce,
     split_input,
@@ -47,6 +47,7 @@ from mapreduce._network import (
     predict_shuffle_seconds,
 )
 from mapreduce._options import MapReduceOptions
+from mapreduce._partition import hash_partition
 from mapreduce._placement import (
     Placement,
     place_from_map,
@@ -86,6 +87,8 @@ __all__ = [
     "ValidationError",
     "concatenate_values",
     "count_words",
+    "fold_of",
+    "fold_with",
     "generate_records",
     "hash_partition",
     "model_prefers_coded",

@@ -12,12 +12,14 @@ from __future__ import annotations
 import collections
 import functools
 import math
+import operator
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mapreduce._fold import fold_with
 from mapreduce._job import run_mapreduce
 from mapreduce._placement import place_li
 from mapreduce._records import MapReduceRecord
@@ -70,8 +72,12 @@ def count_words(text: str) -> Iterable[tuple[str, int]]:
     return collections.Counter(text.split()).items()
 
 
+@fold_with(operator.add)
 def sum_counts(key: Hashable, counts: Sequence[int]) -> int:
-    """Word-count reduce: the total count of `key`.
+    """Word-count reduce: the total count of `key` (a fold with ``+``).
+
+    Marked by :func:`fold_with`, so a job with it combines map-side by
+    default and folds the counts as they come.
 
     Parameters
     ----------

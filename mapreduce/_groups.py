@@ -7,7 +7,7 @@ time scheduling: ``run_mapreduce`` groups consecutive inputs into files of about
 into partitions (``blocksize``, ``files_per_partition``). The placement, the
 shuffle plan and its verifier then work on the grouped files, so ``N`` is the
 number of groups; ``map_fn`` still sees one input at a time
-(:func:`map_inputs`).
+(:func:`map_inputs`), and its pairs reach the map task as one run per input.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import bisect
 import itertools
 import math
 import pickle
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence, Sized
 from typing import Any
 
-__all__ = ["group_bounds", "group_count", "group_inputs", "map_inputs"]
+__all__ = ["group_bounds", "group_count", "group_inputs", "map_file", "map_inputs"]
 
 Group = tuple[int, tuple[bytes, ...]]  # index of its first input, pickled inputs
 
@@ -93,15 +93,35 @@ def group_inputs(
 
 def map_inputs(
     map_fn: Callable[[Any], Iterable[tuple[Hashable, Any]]], group: Group
-) -> Iterator[tuple[Hashable, Any]]:
+) -> Iterator[Iterable[tuple[Hashable, Any]]]:
     """Map one grouped file: ``map_fn`` on each of its inputs, in order.
 
-    An error of ``map_fn`` gets a note naming the input it raised on.
+    Yields each input's pairs as one run, as ``map_fn`` returned them (a run
+    of pairs is iterated once). An error of ``map_fn`` gets a note naming the
+    input it raised on, also when it raises while its pairs are iterated.
     """
     first, blobs = group
     for i, blob in enumerate(blobs):
         try:
-            yield from map_fn(pickle.loads(blob))
+            pairs = map_fn(pickle.loads(blob))
         except Exception as error:
             error.add_note(f"(map_fn raised on input file {first + i})")
             raise
+        yield pairs if isinstance(pairs, Sized) else _noted(pairs, first + i)
+
+
+def map_file(
+    map_fn: Callable[[Any], Iterable[tuple[Hashable, Any]]], file: Any
+) -> tuple[Iterable[tuple[Hashable, Any]]]:
+    """Map one file that is not grouped: its pairs as one run."""
+    return (map_fn(file),)
+
+
+def _noted(
+    pairs: Iterable[tuple[Hashable, Any]], index: int
+) -> Iterator[tuple[Hashable, Any]]:
+    try:
+        yield from pairs
+    except Exception as error:
+        error.add_note(f"(map_fn raised on input file {index})")
+        raise

@@ -10,14 +10,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import pickle
-import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mapreduce._groups import group_inputs, map_inputs
+from mapreduce._fold import fold_of
+from mapreduce._groups import group_inputs, map_file, map_inputs
 from mapreduce._network import Delivery, model_prefers_coded
 from mapreduce._options import MapReduceOptions, mapreduce_options
+from mapreduce._partition import PartitionFn, hash_partition
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import plan_shuffle, verify_plan
 from mapreduce._records import MapReduceResult
@@ -36,31 +36,6 @@ __all__ = [
 
 MapFn = Callable[[Any], Iterable[tuple[Hashable, Any]]]
 ReduceFn = Callable[[Hashable, list[Any]], Any]
-PartitionFn = Callable[[Hashable, int], int]
-
-
-def hash_partition(key: Hashable, K: int) -> int:
-    """Reducer node of `key`: a process-independent hash of its pickle, mod `K`.
-
-    Parameters
-    ----------
-    key : hashable
-        Intermediate key.
-    K : int
-        Number of reducer nodes.
-
-    Returns
-    -------
-    int
-        ``crc32(pickle(key)) % K`` (Python's ``hash`` of ``str`` differs between
-        processes, so it cannot place keys across Dask workers).
-
-    Examples
-    --------
-    >>> hash_partition("coded", 4) == hash_partition("coded", 4)
-    True
-    """
-    return zlib.crc32(pickle.dumps(key, protocol=4)) % K
 
 
 def split_input(items: Sequence[Any], N: int) -> list[list[Any]]:
@@ -134,7 +109,7 @@ def run_mapreduce(
     r: int | None = None,
     placement: Placement | None = None,
     coded: bool | None = None,
-    combine: bool = False,
+    combine: bool | None = None,
     partition: PartitionFn = hash_partition,
     split: bool = False,
     client: Client | None = None,
@@ -171,11 +146,14 @@ def run_mapreduce(
         predicts faster for the options' `delivery`, uncoded on a tie. Dask has
         no multicast, so the coded shuffle's gain in the papers' load does not
         show in Dask's wire bytes (docs/theory/network.md).
-    combine : bool
+    combine : bool, optional
         Apply `reduce_fn` map-side to each file's values of a key, then again to
         the partial results. Declare it only for a `reduce_fn` that is
         associative and commutative and returns a value of the kind it takes
         (sums, counts, max); with any other it silently changes the output.
+        Default: combine when `reduce_fn` is marked by :func:`fold_with` (as
+        :func:`sum_counts` is), which also makes both sides fold the pairs as
+        they come.
     partition : callable
         ``partition(key, K)`` gives the reducer node of a key, an int in
         ``range(K)`` (default :func:`hash_partition`; a range partition makes the
@@ -206,9 +184,10 @@ def run_mapreduce(
         that does not fit, bad options (:class:`MapReduceOptions`), or a client
         with fewer than `K` workers.
     TypeError
-        If a function argument is not callable, `placement` is not a
-        :class:`Placement`, `options` is not a :class:`MapReduceOptions`, a
-        keyword is unknown, or `client` is not a ``distributed.Client``.
+        If a function argument is not callable, `combine` is not a bool or
+        None, `placement` is not a :class:`Placement`, `options` is not a
+        :class:`MapReduceOptions`, a keyword is unknown, or `client` is not a
+        ``distributed.Client``.
     MapReduceTaskError
         If `map_fn`, `partition` or `reduce_fn` raises on a worker (chained),
         `partition` returns a node outside ``range(K)``, a stage exceeds the
@@ -254,6 +233,7 @@ def run_mapreduce(
     ):
         if not callable(fn):
             raise TypeError(f"`{name}` must be callable, got {type(fn).__name__}.")
+    combine_fn = reduce_fn if _combines(combine, reduce_fn) else None
     options = mapreduce_options(options, deprecated, "run_mapreduce")
     sequence = not split and not _is_collection(files)  # files as given
     grouped = sequence and placement is None and options.group_bytes is not None
@@ -262,7 +242,6 @@ def run_mapreduce(
     if grouped:  # Li's placement over the grouped files
         batches = math.comb(placement.K, int(placement.r))
         files, inputs_per_file = group_inputs(files, batches, options.group_bytes)
-        map_fn = functools.partial(map_inputs, map_fn)
         placement = place_li(placement.K, int(placement.r), N=len(files))
     if coded is None:
         coded = model_prefers_coded(placement, delivery=options.delivery)
@@ -273,16 +252,27 @@ def run_mapreduce(
         files = split_input(files, placement.N)
     result = execute_mapreduce(
         files,
-        map_fn,
+        functools.partial(map_inputs if grouped else map_file, map_fn),
         reduce_fn,
         plan=plan,
         partition=partition,
-        combine_fn=reduce_fn if combine else None,
+        combine_fn=combine_fn,
         client=client,
         options=options,
     )
     record = dataclasses.replace(result.record, inputs_per_file=inputs_per_file)
     return MapReduceResult(output=result.output, record=record)
+
+
+def _combines(combine: object, reduce_fn: ReduceFn) -> bool:
+    if combine is None:
+        return fold_of(reduce_fn) is not None
+    if not isinstance(combine, bool):
+        raise TypeError(
+            "`combine` must be True, False or None (combine when `reduce_fn` is "
+            f"marked by fold_with), got {type(combine).__name__} {combine!r}."
+        )
+    return combine
 
 
 def concatenate_values(j: int, values: list[Any]) -> Any:

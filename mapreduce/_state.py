@@ -10,10 +10,13 @@ with every event, so any order of events can be replayed in a test.
 
 When the placement tolerates no lost mapper (``r = 1``), nothing the maps do can
 change the shuffle, so it is submitted with the maps and Dask runs map, shuffle
-and reduce as one graph. Otherwise the shuffle waits for the map stage: once the
-nodes that finished hold every file, a node still mapping is waited for only
-while its pace predicts it done within the slack; then its maps are cancelled
-and the shuffle is planned on the maps that finished.
+and reduce as one graph. Otherwise the planned shuffle may still be submitted
+with the maps, *speculatively*: each sender packs as soon as its own maps are
+done, and the reducers start as soon as the last map is. Once the nodes that
+finished hold every file, a node still mapping is waited for only while its pace
+predicts it done within the slack; then its maps are cancelled, and so is the
+speculative shuffle (also when a node is lost), and the shuffle is planned on
+the maps that finished.
 
 :class:`QuorumState` is its sibling for ``run_coded_maps`` (one map task per
 node, any ``q`` of ``K`` nodes suffice), driven by ``mapreduce._runtime_linear``.
@@ -33,6 +36,7 @@ from mapreduce._plan import ShufflePlan, plan_shuffle, verify_plan
 __all__ = [
     "Action",
     "CancelMaps",
+    "CancelShuffle",
     "Event",
     "Fail",
     "Finish",
@@ -106,10 +110,20 @@ Event = MapDone | MapLost | NodeMapped | NodesLost | ReduceDone | TaskFailed | T
 # ---- actions -----------------------------------------------------------
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubmitShuffle:
-    """Submit `plan`'s shuffle and every reducer's task on node ``hosts[k]``."""
+    """Submit `plan`'s shuffle and every reducer's task on node ``hosts[k]``.
+
+    A `speculative` one goes with the maps, on the guess that every map
+    finishes; :class:`CancelShuffle` voids it.
+    """
 
     plan: ShufflePlan
     hosts: tuple[int, ...]
+    speculative: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CancelShuffle:
+    """Cancel the speculative shuffle: a map was cut, or a node lost."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,7 +153,7 @@ class Fail:
     error: MapReduceTaskError
 
 
-Action = SubmitShuffle | CancelMaps | Quorum | Finish | Fail
+Action = SubmitShuffle | CancelShuffle | CancelMaps | Quorum | Finish | Fail
 
 
 def _task_error(event: TaskFailed) -> MapReduceTaskError:
@@ -185,13 +199,24 @@ class JobState:
         Seconds the map stage, and then shuffle and reduce together, may take.
     start : float
         When the maps were submitted (the driver's clock).
+    speculate : bool
+        Whether to submit the planned shuffle with the maps when some map may
+        still be cut (``r >= 2``).
     """
 
     def __init__(
-        self, plan: ShufflePlan, *, slack: float, timeout: float, start: float
+        self,
+        plan: ShufflePlan,
+        *,
+        slack: float,
+        timeout: float,
+        start: float,
+        speculate: bool = False,
     ) -> None:
         self.plan, self.placement = plan, plan.placement
         self.slack, self.timeout, self.start = slack, timeout, start
+        self.speculation: SubmitShuffle | None = None
+        self.speculate = speculate
         self.pending = {
             (f, k) for k in range(self.placement.K) for f in self.placement.files_of(k)
         }
@@ -216,27 +241,39 @@ class JobState:
         """Actions right after the maps were submitted."""
         if self.is_eager:
             return [self._submit(self.plan, self.start)]
-        return self._settle(self.start)
+        actions = self._settle(self.start)
+        if self.speculate and not (self.is_over or self.shuffle or self.lost):
+            hosts = tuple(range(self.placement.K))
+            self.speculation = SubmitShuffle(
+                plan=self.plan, hosts=hosts, speculative=True
+            )
+            actions.append(self.speculation)
+        return actions
 
     def handle(self, event: Event) -> list[Action]:
         """Take one event; return what the driver must do now."""
         if self.is_over:
             return []
+        if isinstance(event, TaskFailed) and event.stage == "map_fn":
+            return self._fail(_task_error(event))
+        if isinstance(event, TaskFailed) and self.shuffle is None:
+            # a task of the speculative shuffle (its maps lost, or it was
+            # cancelled): the shuffle planned at the map stage's end redoes it
+            return self._void_speculation() + self._settle(event.now)
         if isinstance(event, TaskFailed):
             return self._fail(_task_error(event))
+        actions: list[Action] = []
         if isinstance(event, MapDone) and (event.file, event.node) in self.pending:
             self.pending.discard((event.file, event.node))
             self.finished.add((event.file, event.node))
         elif isinstance(event, MapLost):
             self.pending.discard((event.file, event.node))
-            if failed := self._lose({event.node}):
-                return failed
+            actions = self._lose({event.node})
         elif isinstance(event, NodesLost):
-            if failed := self._lose(set(event.nodes)):
-                return failed
+            actions = self._lose(set(event.nodes))
         elif isinstance(event, ReduceDone):
             self.reduced.add(event.reducer)
-        return self._settle(event.now)
+        return actions if self.is_over else actions + self._settle(event.now)
 
     # -- decisions
 
@@ -270,7 +307,7 @@ class JobState:
             self.quorum_at = now
         if not busy:
             self.map_end = now if self.map_end is None else self.map_end
-            return [self._submit(self._effective_plan(), now)]
+            return self._shuffle(now)
         if self.quorum_at is None or self._worth_waiting(busy, now):
             return []
         cut = tuple(sorted(self.pending))
@@ -279,9 +316,26 @@ class JobState:
         self.pending.clear()
         self.map_end = now
         return [
+            *self._void_speculation(),
             CancelMaps(maps=cut, nodes=self.stragglers),
-            self._submit(self._effective_plan(), now),
+            *self._shuffle(now),
         ]
+
+    def _shuffle(self, now: float) -> list[Action]:
+        """Submit the shuffle of the maps that finished, or keep the speculative one."""
+        action = self._submit(self._effective_plan(), now)
+        speculation, self.speculation = self.speculation, None
+        if speculation is not None and (speculation.plan, speculation.hosts) == (
+            action.plan,
+            action.hosts,
+        ):
+            self.shuffle = speculation
+            return []
+        return [*([CancelShuffle()] if speculation is not None else []), action]
+
+    def _void_speculation(self) -> list[Action]:
+        speculation, self.speculation = self.speculation, None
+        return [] if speculation is None else [CancelShuffle()]
 
     def _worth_waiting(self, busy: set[int], now: float) -> bool:
         """Whether some busy node looks set to finish by the slack's limit.
@@ -329,7 +383,7 @@ class JobState:
                     "submitted; no output is returned."
                 )
             )
-        return []
+        return self._void_speculation()
 
     def _submit(self, plan: ShufflePlan, now: float) -> SubmitShuffle:
         live = [k for k in range(self.placement.K) if k not in self.lost]

@@ -72,7 +72,7 @@ def test_group_inputs_gives_every_input_back_once(texts, batches):
     ]
     for group in groups:
         first, blobs = group
-        assert list(map_inputs(count_words, group)) == [
+        assert [pair for run in map_inputs(count_words, group) for pair in run] == [
             pair
             for text in texts[first : first + len(blobs)]
             for pair in count_words(text)
@@ -121,13 +121,21 @@ def _fails_on_w5(text):
     return count_words(text)
 
 
+def _yields_until_w5(text):  # raises only while its pairs are taken
+    for word in text.split():
+        if word == "w5":
+            raise ZeroDivisionError("boom")
+        yield word, 1
+
+
 @pytest.mark.runtime
-def test_a_failing_input_is_named_inside_its_group(client):
+@pytest.mark.parametrize("map_fn", [_fails_on_w5, _yields_until_w5])
+def test_a_failing_input_is_named_inside_its_group(client, map_fn):
     texts = ["w1 w2", "w3", "w4", "w5 w1", "w2"]  # grouped as inputs 0-2, 3-4
     with pytest.raises(
         MapReduceTaskError, match=r"map_fn failed on file 1 at node"
     ) as info:
-        run_mapreduce(texts, _fails_on_w5, sum_counts, K=2, r=1, client=client)
+        run_mapreduce(texts, map_fn, sum_counts, K=2, r=1, client=client)
     assert isinstance(info.value.__cause__, ZeroDivisionError)
     assert "(map_fn raised on input file 3)" in info.value.__cause__.__notes__
 

@@ -288,9 +288,11 @@ def _value_lengths(texts, K, combine=False):
     """Byte length of every intermediate value, computed the way a node does."""
     lengths = {}
     for f, text in enumerate(texts):
-        buckets = [[] for _ in range(K)]
+        buckets = [([], []) for _ in range(K)]  # a reducer's keys and values
         for key, value in count_words(text):
-            buckets[hash_partition(key, K)].append((key, value))
+            keys, values = buckets[hash_partition(key, K)]
+            keys.append(key)
+            values.append(value)
         lengths[f] = [len(pickle.dumps(b, protocol=5)) for b in buckets]
     return lengths
 
@@ -492,12 +494,34 @@ def test_a_lost_mapper_beyond_tolerance_raises_before_the_timeout(
 
 
 def test_combiner_gives_the_same_counts_with_fewer_bytes(client):
-    plain = run_mapreduce(TEXTS, count_words, sum_counts, K=4, r=2, client=client)
+    plain = run_mapreduce(
+        TEXTS, count_words, sum_counts, K=4, r=2, combine=False, client=client
+    )
     combined = run_mapreduce(
         TEXTS, count_words, sum_counts, K=4, r=2, combine=True, client=client
     )
     assert combined.output == plain.output
     assert combined.record.intermediate_bytes < 0.7 * plain.record.intermediate_bytes
+
+
+def test_a_folding_reduce_combines_by_default_and_an_unmarked_one_does_not(client):
+    def total(key, counts):  # sum_counts without its fold_with mark
+        return sum(counts)
+
+    default = run_mapreduce(TEXTS, count_words, sum_counts, K=4, r=2, client=client)
+    combined = run_mapreduce(
+        TEXTS, count_words, total, K=4, r=2, combine=True, client=client
+    )
+    plain = run_mapreduce(TEXTS, count_words, total, K=4, r=2, client=client)
+    expected = collections.Counter(" ".join(TEXTS).split())
+    assert default.output == combined.output == plain.output == expected
+    assert default.record.intermediate_bytes == combined.record.intermediate_bytes
+    assert plain.record.intermediate_bytes > default.record.intermediate_bytes
+
+
+def test_combine_must_be_a_bool_or_none(client):
+    with pytest.raises(TypeError, match=r"`combine` must be True, False or None"):
+        run_mapreduce(TEXTS, count_words, sum_counts, K=4, combine=1, client=client)
 
 
 def test_split_cuts_records_into_the_placements_files(client):

@@ -15,6 +15,7 @@ from mapreduce import (
 )
 from mapreduce._state import (
     CancelMaps,
+    CancelShuffle,
     Fail,
     Finish,
     JobState,
@@ -32,9 +33,9 @@ from mapreduce._state import (
 )
 
 
-def _state(K=4, r=2, N=None, slack=0.5, timeout=60.0, coded=True):
+def _state(K=4, r=2, N=None, slack=0.5, timeout=60.0, coded=True, speculate=False):
     plan = verify_plan(plan_shuffle(place_li(K, r, N=N), coded=coded))
-    return JobState(plan, slack=slack, timeout=timeout, start=0.0)
+    return JobState(plan, slack=slack, timeout=timeout, start=0.0, speculate=speculate)
 
 
 def _maps(state):
@@ -251,3 +252,80 @@ def test_the_quorum_stage_times_out_and_a_task_error_is_chained():
     )
     assert action.error.__cause__ is cause
     assert failing.handle(NodeMapped(node=0, now=2.0)) == []
+
+
+# -- the speculative shuffle (r >= 2) ----------------------------------------
+
+
+def _speculating(K=4, r=2, slack=0.5):
+    state = _state(K=K, r=r, slack=slack, speculate=True)
+    (shuffle,) = state.begin()
+    assert shuffle == SubmitShuffle(
+        plan=state.plan, hosts=tuple(range(K)), speculative=True
+    )
+    return state, shuffle
+
+
+@given(K=st.integers(2, 5), data=st.data())
+def test_a_speculative_shuffle_is_kept_when_every_map_finishes(K, data):
+    r = data.draw(st.integers(2, K), label="r")
+    state, speculative = _speculating(K, r, slack=math.inf)
+    for f, k in data.draw(st.permutations(_maps(state)), label="order"):
+        assert state.handle(MapDone(file=f, node=k, now=1.0)) == []
+    assert state.shuffle is speculative
+    assert state.map_end == 1.0
+    assert _reduce_all(state, 2.0) == [Finish()]
+
+
+def test_a_cut_straggler_cancels_the_speculative_shuffle_before_the_replanned_one():
+    state, _ = _speculating(slack=0.5)
+    for f, k in _maps(state):
+        if k != 0:
+            assert state.handle(MapDone(file=f, node=k, now=2.0)) == []
+    cancel_shuffle, cancel_maps, shuffle = state.handle(Tick(now=3.1))
+    assert cancel_shuffle == CancelShuffle()
+    assert cancel_maps.nodes == (0,)
+    assert not shuffle.speculative
+    assert all(0 not in nodes for nodes in shuffle.plan.placement.storers)
+
+
+@pytest.mark.parametrize(
+    "loss",
+    [NodesLost(nodes=frozenset({1}), now=1.0), MapLost(file=0, node=1, now=1.0)],
+    ids=["node", "map"],
+)
+def test_a_lost_node_cancels_the_speculative_shuffle_and_the_end_replans(loss):
+    state, _ = _speculating()
+    assert state.handle(loss) == [CancelShuffle()]
+    actions = []
+    for f, k in _maps(state):
+        if k != 1:
+            actions += state.handle(MapDone(file=f, node=k, now=2.0))
+    (shuffle,) = actions
+    assert shuffle.plan.receivers == (0, 2, 3)
+    assert shuffle.hosts[1] != 1
+    assert not shuffle.speculative
+
+
+def test_a_failed_speculative_task_voids_the_speculation_only():
+    state, _ = _speculating()
+    error = TaskFailed(stage="shuffle", where="x", error=ValueError("lost"), now=1.0)
+    assert state.handle(error) == [CancelShuffle()]
+    assert state.handle(error) == []  # its siblings' reports change nothing
+    actions = []
+    for f, k in _maps(state):
+        actions += state.handle(MapDone(file=f, node=k, now=2.0))
+    (shuffle,) = actions
+    assert shuffle.plan is state.plan
+    assert not shuffle.speculative
+    (fail,) = state.handle(error)  # a task of the shuffle that runs: a real error
+    assert isinstance(fail, Fail)
+
+
+def test_no_speculation_when_no_map_can_be_cut_or_a_node_is_already_lost():
+    state = _state(K=3, r=1, speculate=True)
+    (shuffle,) = state.begin()
+    assert not shuffle.speculative  # r = 1: the shuffle goes with the maps anyway
+    state = _state(K=4, r=2, speculate=True)
+    state.handle(NodesLost(nodes=frozenset({2}), now=0.0))
+    assert state.begin() == []
