@@ -71,7 +71,7 @@ _LIVENESS_SECONDS = 1.0  # asking the scheduler for its workers is a round trip
 _CANCEL_EVERY = 64  # pairs between two looks at the cancel signal
 _RUN_PAIRS = 4096  # a made run up to this long is folded between two looks
 _MIN_GRACE_SECONDS = 0.5  # task dispatch noise; short next to a real map stage
-_MAX_CACHED_KEYS = 1 << 20  # keys whose reducer node a worker keeps for a job
+_MAX_CACHED_KEYS = 1 << 18  # keys whose reducer node a worker keeps for a job
 _MAX_CACHED_JOBS = 4
 _known_lock = threading.Lock()
 _known: OrderedDict[str, dict[Hashable, int]] = OrderedDict()  # signal -> key nodes
@@ -109,7 +109,11 @@ def _add_seconds(prefix: str, node: int, stage: str, seconds: float) -> None:
         _seconds[prefix, node, stage] += seconds
 
 
-def _pop_seconds(prefix: str, dask_worker: Any = None) -> dict:
+def _close_job(prefix: str, dask_worker: Any = None) -> dict:
+    """Forget job `prefix`'s links and key nodes here; return its stage seconds."""
+    with _known_lock:
+        for signal in [signal for signal in _known if signal.startswith(prefix)]:
+            del _known[signal]
     with _seconds_lock:
         for key in [key for key in _links if key[0] == prefix]:
             del _links[key]
@@ -895,7 +899,7 @@ class _Job:
         live = [a for k, a in enumerate(self.addresses) if k not in self.lost]
         live = [a for a in live if a in alive]
         seconds: dict = {}
-        for part in self.dask.run(_pop_seconds, self.prefix, workers=live).values():
+        for part in self.dask.run(_close_job, self.prefix, workers=live).values():
             seconds |= part
         busiest = {
             stage: max(

@@ -23,7 +23,7 @@ from mapreduce import _runtime as runtime
 from mapreduce._emulator import Link
 from mapreduce._network import frames_of
 from mapreduce._plan import Packet, Segment
-from mapreduce._runtime import _arrive, _pack_task, _pop_seconds, _rotated
+from mapreduce._runtime import _arrive, _close_job, _pack_task, _rotated
 from theory import shuffle_seconds_switched
 
 transfers = st.lists(
@@ -95,7 +95,7 @@ def test_known_bytes_take_bytes_over_rate():
     assert total > 5 * 200_000  # payloads plus frame headers
     assert arrived - started >= total / rate
     assert total / rate <= elapsed <= total / rate + 1.0
-    _pop_seconds(prefix)
+    _close_job(prefix)
 
 
 def test_without_emulation_nothing_waits():
@@ -193,4 +193,4 @@ def test_an_emulated_unicast_shuffle_takes_the_switched_model_time(
     traffic = plan_traffic(plan, "unicast", 1000)
     model = shuffle_seconds_switched(traffic.upload, traffic.download, rate)
     assert max(arrivals) == pytest.approx(model, rel=1e-9)
-    _pop_seconds(prefix)
+    _close_job(prefix)

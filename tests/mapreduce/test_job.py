@@ -812,3 +812,37 @@ def test_tasks_are_a_map_per_copy_a_pack_per_sender_a_bundle_per_pair_a_reduce_e
         "reduce": 4,
     }
     assert result.output == collections.Counter(" ".join(TEXTS).split())
+
+
+# -- the reducer node of each key, found once per node and job ---------------
+
+
+_PARTITIONED = collections.Counter()  # the workers are threads of this process
+
+
+def _counted_partition(key, K):
+    _PARTITIONED[key] += 1
+    return hash_partition(key, K)
+
+
+def test_partition_runs_once_per_key_and_node_and_the_job_forgets_its_keys(client):
+    import mapreduce._runtime as runtime
+
+    _PARTITIONED.clear()
+    before = set(runtime._known)
+    result = run_mapreduce(
+        TEXTS,
+        count_words,
+        sum_counts,
+        K=4,
+        r=2,
+        partition=_counted_partition,
+        client=client,
+    )
+    placement = place_li(4, 2, N=result.record.N)
+    expected = collections.Counter()
+    for k in range(4):  # every key of a node's files, once per node
+        expected.update({w for f in placement.files_of(k) for w in TEXTS[f].split()})
+    assert result.output == collections.Counter(" ".join(TEXTS).split())
+    assert expected == _PARTITIONED
+    assert set(runtime._known) <= before
