@@ -8,7 +8,8 @@ shuffles on Li's placement with r = 2 (uncoded, coded unicast, coded
 forwarding), TeraSort of records generated on the workers:
 
 - measured: the record's shuffle seconds (end of the map stage to the last
-  frame's arrival);
+  frame's arrival), the shuffle submitted once the map stage ends
+  (``speculate=False``: a speculative shuffle overlaps the maps);
 - predicted: ``predict_shuffle_seconds`` of the plan (switched network, each
   node's upload at its rate, downloads unlimited: only egress is shaped; values
   of ``100 n / (N K)`` bytes) plus a fixed cost calibrated once per case before
@@ -72,8 +73,11 @@ def _predicted_bytes_seconds(n: int, K: int, mode: str, rates: list[float]) -> f
 
 def _shuffle(client, n: int, K: int, mode: str, emulated: float | None = None):
     coded, delivery = MODES[mode]
-    options = MapReduceOptions(
-        delivery=delivery, emulated_bandwidth=emulated, straggler_slack=math.inf
+    options = MapReduceOptions(  # the shuffle alone, as the model predicts it
+        delivery=delivery,
+        emulated_bandwidth=emulated,
+        straggler_slack=math.inf,
+        speculate=False,
     )
     run = terasort(n, client=client, K=K, r=R, coded=coded, seed=SEED, options=options)
     return run.record

@@ -71,6 +71,15 @@ class MapReduceOptions:
         files (``record.N``, ``record.inputs_per_file``). It applies to a
         sequence of files without `split` or an explicit `placement`. ``None``:
         one file per input.
+    speculate : bool
+        With ``r >= 2``, submit the planned shuffle with the maps, so that each
+        node packs and sends as soon as its own maps are done; the shuffle is
+        cancelled and planned again when a straggler is cut or a node lost.
+        ``False`` submits it once the map stage ends: the shuffle then does not
+        overlap the maps, as a model of the shuffle alone assumes (the record's
+        `shuffle_seconds` is that shuffle). An emulated network
+        (`emulated_bandwidth`) never speculates: its links would keep a
+        cancelled shuffle's bookings.
 
     Raises
     ------
@@ -85,7 +94,7 @@ class MapReduceOptions:
     ... # doctest: +NORMALIZE_WHITESPACE
     MapReduceOptions(delivery='unicast', output='dict', timeout=30.0,
                      straggler_slack=inf, progress=False, emulated_bandwidth=None,
-                     group_bytes=16777216)
+                     group_bytes=16777216, speculate=True)
     """
 
     delivery: Literal["unicast", "forward"] = "unicast"
@@ -95,6 +104,7 @@ class MapReduceOptions:
     progress: bool = False
     emulated_bandwidth: float | None = None
     group_bytes: int | None = GROUP_BYTES
+    speculate: bool = True
 
     def __post_init__(self) -> None:
         if self.delivery not in DELIVERIES:
@@ -120,6 +130,7 @@ class MapReduceOptions:
             if self.emulated_bandwidth is None
             else check_bandwidth(self.emulated_bandwidth),
             "group_bytes": _check_group_bytes(self.group_bytes),
+            "speculate": bool(self.speculate),
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)

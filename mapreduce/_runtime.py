@@ -1214,7 +1214,7 @@ def execute_mapreduce(
             timeout=options.timeout,
             start=start,
             # emulated links keep their bookings: a cancelled shuffle's would stay
-            speculate=options.emulated_bandwidth is None,
+            speculate=options.speculate and options.emulated_bandwidth is None,
         )
         actions = (
             state.handle(NodesLost(nodes=frozenset(job.lost), now=start))

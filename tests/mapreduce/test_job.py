@@ -846,3 +846,24 @@ def test_partition_runs_once_per_key_and_node_and_the_job_forgets_its_keys(clien
     assert result.output == collections.Counter(" ".join(TEXTS).split())
     assert expected == _PARTITIONED
     assert set(runtime._known) <= before
+
+
+@pytest.mark.parametrize("coded", [True, False])
+def test_a_shuffle_after_the_map_stage_gives_what_a_speculative_one_does(client, coded):
+    runs = [
+        run_mapreduce(
+            TEXTS,
+            count_words,
+            sum_counts,
+            K=4,
+            r=2,
+            coded=coded,
+            client=client,
+            options=MapReduceOptions(speculate=speculate),
+        )
+        for speculate in (True, False)
+    ]
+    assert (
+        runs[0].output == runs[1].output == collections.Counter(" ".join(TEXTS).split())
+    )
+    assert runs[0].record.upload_bytes == runs[1].record.upload_bytes
