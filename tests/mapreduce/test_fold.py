@@ -5,6 +5,7 @@ import operator
 import pickle
 import zlib
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -90,3 +91,71 @@ def test_partition_keys_calls_any_other_partition_once_per_key():
 
     assert partition_keys(first_letter, ["ab", "b", "ab"], 2) == [1, 0, 1]
     assert calls == ["ab", "b", "ab"]
+
+
+# -- the reducer node of each key in a map task (mapreduce._runtime) ----------
+
+
+def _calls_recorded(nodes):
+    calls = []
+
+    def partition(key, K):
+        calls.append(key)
+        return nodes[key]
+
+    return partition, calls
+
+
+def test_reducer_nodes_are_checked_once_per_key_and_kept_for_the_job():
+    from mapreduce._runtime import _close_job, _reducer_nodes
+
+    partition, calls = _calls_recorded({"a": np.int64(2), "b": 0, "c": 2})
+    signal = "test-job-0"
+    try:
+        assert _reducer_nodes(partition, ["a", "b", "a"], 3, signal) == [2, 0, 2]
+        assert all(type(n) is int for n in _reducer_nodes(partition, ["a"], 3, signal))
+        assert _reducer_nodes(partition, ["c", "b"], 3, signal) == [2, 0]
+        assert calls == ["a", "b", "c"]  # each key once for the job and node
+        assert _reducer_nodes(partition, ["a"], 3, "test-job-1") == [2]  # another job
+        assert calls == ["a", "b", "c", "a"]
+    finally:
+        _close_job("test-job-")
+    from mapreduce._runtime import _known
+
+    assert not any(signal.startswith("test-job-") for signal in _known)
+
+
+@pytest.mark.parametrize(
+    ("node", "shown"), [(3, "3"), (-1, "-1"), (True, "True"), (1.0, "1.0")]
+)
+def test_a_node_outside_range_k_is_named_with_its_key(node, shown):
+    from mapreduce._runtime import _close_job, _reducer_nodes
+
+    partition, _ = _calls_recorded({"ok": 2, "bad": node})
+    message = rf"`partition` returned {shown} for key 'bad'; .* in range\(K\), K=3"
+    try:
+        with pytest.raises(ValueError, match=message):
+            _reducer_nodes(partition, ["ok", "bad"], 3, "test-job-2")
+    finally:
+        _close_job("test-job-")
+
+
+def test_a_full_cache_still_gives_every_node(monkeypatch):
+    import mapreduce._runtime as runtime
+
+    monkeypatch.setattr(runtime, "_MAX_CACHED_KEYS", 2)
+    partition, calls = _calls_recorded({key: i % 3 for i, key in enumerate("abcde")})
+    try:
+        assert runtime._reducer_nodes(partition, list("abc"), 3, "test-job-3") == [
+            0,
+            1,
+            2,
+        ]
+        assert runtime._reducer_nodes(partition, list("cde"), 3, "test-job-3") == [
+            2,
+            0,
+            1,
+        ]
+        assert calls == list("abccde")  # full after the first file: nothing kept
+    finally:
+        runtime._close_job("test-job-")
