@@ -31,7 +31,9 @@ def fold_with(op: FoldOp) -> Callable[[Reduce], Reduce]:
     job whose reduce is so marked combines map-side by default
     (``run_mapreduce(combine=None)``), and both sides fold each ``(key,
     value)`` pair into its key's running value as it comes, instead of listing
-    the values of every key and calling the reduce on each list.
+    the values of every key and calling the reduce on each list: the marked
+    function's body is then never called, `op` does its work (with
+    ``combine=False`` too).
 
     Parameters
     ----------
@@ -47,8 +49,8 @@ def fold_with(op: FoldOp) -> Callable[[Reduce], Reduce]:
     Raises
     ------
     TypeError
-        If `op` is not callable, or the reduce function takes no attributes
-        (a builtin: wrap it in a ``def``).
+        If `op` or the reduce function is not callable, or the reduce function
+        takes no attributes (a builtin: wrap it in a ``def``).
 
     References
     ----------
@@ -67,9 +69,17 @@ def fold_with(op: FoldOp) -> Callable[[Reduce], Reduce]:
     {'a': 3, 'b': 3}
     """
     if not callable(op):
-        raise TypeError(f"`op` must be callable, got {type(op).__name__}.")
+        raise TypeError(
+            "`op` must be callable: a binary operation such as operator.add, max "
+            f"or operator.or_, got {type(op).__name__}."
+        )
 
     def mark(reduce_fn: Reduce) -> Reduce:
+        if not callable(reduce_fn):
+            raise TypeError(
+                "fold_with marks a reduce function, reduce_fn(key, values); got "
+                f"{type(reduce_fn).__name__}."
+            )
         try:
             setattr(reduce_fn, _FOLD, op)
         except AttributeError:

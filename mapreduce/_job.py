@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from mapreduce._fold import fold_of
 from mapreduce._groups import group_inputs, map_file, map_inputs
 from mapreduce._network import Delivery, model_prefers_coded
-from mapreduce._options import MapReduceOptions, mapreduce_options
+from mapreduce._options import MapReduceOptions, check_flag, mapreduce_options
 from mapreduce._partition import PartitionFn, hash_partition
 from mapreduce._placement import Placement, place_li
 from mapreduce._plan import plan_shuffle, verify_plan
@@ -166,7 +166,7 @@ def run_mapreduce(
         ``LocalCluster`` of ``K`` single-threaded workers is started and closed.
     options : MapReduceOptions, optional
         How the job runs: `delivery`, `output`, `timeout`, `straggler_slack`,
-        `progress`, `emulated_bandwidth` and `group_bytes`
+        `progress`, `emulated_bandwidth`, `group_bytes` and `speculate`
         (:class:`MapReduceOptions`; default: its defaults).
     **deprecated
         The fields of :class:`MapReduceOptions` as keywords, the old spelling:
@@ -184,8 +184,8 @@ def run_mapreduce(
         that does not fit, bad options (:class:`MapReduceOptions`), or a client
         with fewer than `K` workers.
     TypeError
-        If a function argument is not callable, `combine` is not a bool or
-        None, `placement` is not a :class:`Placement`, `options` is not a
+        If a function argument is not callable, `combine` or `coded` is not a
+        bool or None, `placement` is not a :class:`Placement`, `options` is not a
         :class:`MapReduceOptions`, a keyword is unknown, or `client` is not a
         ``distributed.Client``.
     MapReduceTaskError
@@ -234,6 +234,7 @@ def run_mapreduce(
         if not callable(fn):
             raise TypeError(f"`{name}` must be callable, got {type(fn).__name__}.")
     combine_fn = reduce_fn if _combines(combine, reduce_fn) else None
+    coded = check_flag(coded, "coded", none="the network model picks")
     options = mapreduce_options(options, deprecated, "run_mapreduce")
     sequence = not split and not _is_collection(files)  # files as given
     grouped = sequence and placement is None and options.group_bytes is not None
@@ -265,14 +266,9 @@ def run_mapreduce(
 
 
 def _combines(combine: object, reduce_fn: ReduceFn) -> bool:
-    if combine is None:
-        return fold_of(reduce_fn) is not None
-    if not isinstance(combine, bool):
-        raise TypeError(
-            "`combine` must be True, False or None (combine when `reduce_fn` is "
-            f"marked by fold_with), got {type(combine).__name__} {combine!r}."
-        )
-    return combine
+    meaning = "combine when `reduce_fn` is marked by fold_with"
+    flag = check_flag(combine, "combine", none=meaning)
+    return fold_of(reduce_fn) is not None if flag is None else flag
 
 
 def concatenate_values(j: int, values: list[Any]) -> Any:

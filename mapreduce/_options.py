@@ -10,6 +10,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from mapreduce._emulator import check_bandwidth
 from mapreduce._network import DELIVERIES
 from theory.validation import (
@@ -19,7 +21,13 @@ from theory.validation import (
     warn_renamed,
 )
 
-__all__ = ["OUTPUTS", "MapReduceOptions", "mapreduce_options", "worker_addresses"]
+__all__ = [
+    "OUTPUTS",
+    "MapReduceOptions",
+    "check_flag",
+    "mapreduce_options",
+    "worker_addresses",
+]
 
 OUTPUTS: tuple[str, ...] = ("dict", "bag", "dataframe")
 # a map unit's default size: Dask's few milliseconds per task are under 1% of
@@ -87,6 +95,8 @@ class MapReduceOptions:
         For an unknown `delivery` or `output`, ``timeout <= 0``,
         ``straggler_slack < 0``, ``emulated_bandwidth <= 0`` or
         ``group_bytes < 1``.
+    TypeError
+        If `speculate` is not a bool.
 
     Examples
     --------
@@ -130,10 +140,28 @@ class MapReduceOptions:
             if self.emulated_bandwidth is None
             else check_bandwidth(self.emulated_bandwidth),
             "group_bytes": _check_group_bytes(self.group_bytes),
-            "speculate": bool(self.speculate),
+            "speculate": check_flag(self.speculate, "speculate"),
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
+
+
+def check_flag(value: object, name: str, none: str | None = None) -> bool | None:
+    """Return `value` as a bool; None stays None when `none` says what it means.
+
+    Raises
+    ------
+    TypeError
+        Anything but a bool (numpy's too), or None when `none` is None.
+    """
+    if value is None and none is not None:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    allowed = "True or False" if none is None else f"True, False or None ({none})"
+    raise TypeError(
+        f"`{name}` must be {allowed}, got {type(value).__name__} {value!r}."
+    )
 
 
 def _check_slack(slack: object) -> float:

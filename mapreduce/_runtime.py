@@ -27,7 +27,7 @@ import time
 import uuid
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence, Sized
-from concurrent.futures import CancelledError
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from typing import Any
 
 import dask
@@ -675,16 +675,27 @@ class _Job:
         the placement's tolerance; beyond it, the run state names the file).
         """
         inputs = {}
-        for k in range(self.placement.K):
+        nodes = [k for k in range(self.placement.K) if self.placement.files_of(k)]
+        for k in nodes:
             local = self.placement.files_of(k)
-            if local and isinstance(files[0], StoredCopies):
+            if isinstance(files[0], StoredCopies):
                 inputs |= {
                     (f, k): files[f].copies[k] for f in local if k in files[f].copies
                 }
-            elif local and isinstance(files[0], Future):
+            elif isinstance(files[0], Future):
                 inputs |= {(f, k): files[f] for f in local}
-            elif local and (data := self.scatter(k, [_dumps(files[f]) for f in local])):
-                inputs |= dict(zip(((f, k) for f in local), data, strict=True))
+        if isinstance(files[0], StoredCopies | Future):
+            return inputs
+
+        def send(k: int) -> list[Future] | None:
+            local = self.placement.files_of(k)
+            return self.scatter(k, [_dumps(files[f]) for f in local])
+
+        with ThreadPoolExecutor(len(nodes)) as pool:  # the nodes' round trips overlap
+            for k, data in zip(nodes, pool.map(send, nodes), strict=True):
+                if data:
+                    local = self.placement.files_of(k)
+                    inputs |= dict(zip(((f, k) for f in local), data, strict=True))
         return inputs
 
     def scatter(self, k: int, data: list) -> list[Future] | None:

@@ -56,8 +56,12 @@ def test_sum_counts_folds_with_plus():
 
 
 def test_fold_with_rejects_what_it_cannot_use():
-    with pytest.raises(TypeError, match=r"`op` must be callable, got int"):
+    with pytest.raises(
+        TypeError, match=r"`op` must be callable: a binary operation such as "
+    ):
         fold_with(3)
+    with pytest.raises(TypeError, match=r"marks a reduce function.*got int"):
+        fold_with(operator.add)(3)
     with pytest.raises(TypeError, match=r"cannot mark <built-in function sum>.*def"):
         fold_with(operator.add)(sum)
 

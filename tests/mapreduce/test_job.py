@@ -6,6 +6,7 @@ import pickle
 import re
 import time
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -519,9 +520,23 @@ def test_a_folding_reduce_combines_by_default_and_an_unmarked_one_does_not(clien
     assert plain.record.intermediate_bytes > default.record.intermediate_bytes
 
 
-def test_combine_must_be_a_bool_or_none(client):
-    with pytest.raises(TypeError, match=r"`combine` must be True, False or None"):
-        run_mapreduce(TEXTS, count_words, sum_counts, K=4, combine=1, client=client)
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [
+        ({"combine": 1}, r"`combine` must be True, False or None \(combine when"),
+        ({"coded": "yes"}, r"`coded` must be True, False or None \(the network"),
+    ],
+)
+def test_flags_must_be_bools(client, keywords, message):
+    with pytest.raises(TypeError, match=message):
+        run_mapreduce(TEXTS, count_words, sum_counts, K=4, client=client, **keywords)
+
+
+@pytest.mark.parametrize("value", ["no", "False", 0, None])
+def test_speculate_must_be_a_bool(value):
+    with pytest.raises(TypeError, match=r"`speculate` must be True or False, got"):
+        MapReduceOptions(speculate=value)
+    assert MapReduceOptions(speculate=np.False_).speculate is False
 
 
 def test_split_cuts_records_into_the_placements_files(client):
