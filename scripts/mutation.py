@@ -99,7 +99,12 @@ SHARDS: dict[str, Shard] = {
     ),
     "replication": Shard(
         ("coded/codes/_replication.py", "coded/codes/_transpose.py"),
-        ("tests/coded/test_replication.py", "tests/coded/test_transpose.py"),
+        (
+            "tests/coded/test_replication.py",
+            "tests/coded/test_transpose.py",
+            _ERRORS,  # the messages of TransposedCode's raises
+            "tests/coded/test_decodable_oracle.py",
+        ),
     ),
     "generators": Shard(
         ("coded/codes/_generators.py",),
@@ -368,6 +373,47 @@ EQUIVALENT: dict[str, str] = {
         "dgecon(norm=None): its default norm is '1'"
     ),
     "coded.codes._fields.x_condition_number__mutmut_18": "as mutant 15 (norm dropped)",
+    "coded.codes._transpose.x_multiply_transposed__mutmut_13": (
+        "np.concatenate of the one product: an equal copy of it"
+    ),
+    "coded.codes._transpose.xǁTransposedCodeǁencode_operands__mutmut_9": (
+        "a placeholder of length 1 for an A that is not 2-D: the inner code "
+        "refuses A's ndim before it reads the placeholder"
+    ),
+    "coded.codes._transpose.xǁTransposedCodeǁencode_operands__mutmut_15": (
+        "an int placeholder over the reals: _real_array converts it to float64 zeros "
+        "(the output stays 'real', as float32 needs every operand float32)"
+    ),
+    "coded.codes._transpose.xǁTransposedCodeǁencode_right__mutmut_26": (
+        "a_bound is an int, 0 unless A is signed: 0 // d * m is 0"
+    ),
+    "coded.codes._transpose.xǁTransposedCodeǁencode_right__mutmut_50": (
+        "reshape(m, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._transpose.xǁTransposedDecoderǁ__init____mutmut_8": (
+        "inner m=None: BlockCode._assemble keeps [:m] of the K solved rows, all "
+        "of them, as [:None]"
+    ),
+    "coded.codes._transpose.xǁTransposedDecoderǁ__init____mutmut_9": (
+        "inner c=None: UnitDecoder never reads its context's c"
+    ),
+    "coded.codes._transpose.xǁTransposedDecoderǁ__init____mutmut_12": (
+        "inner is_vector=None: read as a truth value only, None is false as False"
+    ),
+    "coded.codes._transpose.xǁTransposedDecoderǁ__init____mutmut_27": (
+        "an unknown inner output over GF(p): fields.lift's last branch returns "
+        "signed integers, which decode reduces mod p before its own lift"
+    ),
+    "coded.codes._transpose.xǁTransposedDecoderǁ__init____mutmut_28": "as mutant 27",
+    "coded.codes._transpose.xǁTransposedDecoderǁadd__mutmut_23": (
+        "reshape(units, -2): as encode_right's mutant 50"
+    ),
+    "coded.codes._transpose.xǁTransposedDecoderǁadd__mutmut_30": (
+        "start dropped: _units accepts whole results only, start = 0 already"
+    ),
+    "coded.codes._transpose.xǁTransposedDecoderǁdecode__mutmut_20": (
+        "einsum 'JAJC->AC': the same contraction in capital letters"
+    ),
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 
