@@ -112,7 +112,16 @@ SHARDS: dict[str, Shard] = {
     ),
     "units": Shard(
         ("coded/codes/_units.py",),
-        ("tests/coded/test_mds.py", "tests/coded/test_guard.py"),
+        (
+            "tests/coded/test_mds.py",
+            "tests/coded/test_guard.py",
+            "tests/coded/test_units.py",
+            _ERRORS,  # mark, encode_right and the decoder's messages
+            "tests/coded/test_repair.py",  # UnitCode.repair
+            "tests/coded/test_verification.py",  # the decoder's verify paths
+            # not test_dtypes.py: its float32 strategy is flaky under mutmut's
+            # stats run (hypothesis FlakyStrategyDefinition)
+        ),
     ),
     "rateless": Shard(("coded/codes/_rateless.py",), ("tests/coded/test_rateless.py",)),
     "gradient-codes": Shard(
