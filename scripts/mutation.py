@@ -423,6 +423,106 @@ EQUIVALENT: dict[str, str] = {
     "coded.codes._transpose.xǁTransposedDecoderǁdecode__mutmut_20": (
         "einsum 'JAJC->AC': the same contraction in capital letters"
     ),
+    "coded.codes._units.x__row_norms__mutmut_20": (
+        "einsum 'IJ,IJ->I': the same contraction in capital letters"
+    ),
+    "coded.codes._units.x__runs__mutmut_4": (
+        "(2, 1, 0) for a worker without units: coded[1:0] and coded[0:0] are both empty"
+    ),
+    "coded.codes._units.x__runs__mutmut_30": (
+        "zip(..., strict=None): starts and stops hold one entry per run, always"
+    ),
+    "coded.codes._units.x__runs__mutmut_33": ("as mutant 30 (strict dropped)"),
+    "coded.codes._units.x__runs__mutmut_34": ("as mutant 30 (strict=False)"),
+    "coded.codes._units.x_split_blocks__mutmut_27": (
+        "reshape(-2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._units.x_split_blocks__mutmut_30": "as mutant 27",
+    "coded.codes._units.xǁUnitCodeǁ_encode_workers__mutmut_32": (
+        "kinds as float64 (astype(None)): _runs converts each with int(), the "
+        "same array index"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_encode_workers__mutmut_70": (
+        "reshape(-2, d): as split_blocks' mutant 27"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_row_context__mutmut_31": (
+        "reshape(-2, rows): as split_blocks' mutant 27"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_setup__mutmut_18": (
+        "cumsum of Python ints without dtype: numpy 2's default integer is int64"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_setup__mutmut_20": ("as mutant 18 (dtype dropped)"),
+    "coded.codes._units.xǁUnitCodeǁ_setup__mutmut_53": (
+        "-2 marks a unit that is no source copy: read only as < 0 or >= 0, as -1"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_condition__mutmut_9": (
+        "svd(compute_uv=None): None is false, as False"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_21": (
+        "reshape(size, -2): as split_blocks' mutant 27"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_54": ("as mutant 21"),
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_69": ("as mutant 21"),
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_43": (
+        "zip(..., strict=None): the plan holds one row count per pattern, always"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_46": (
+        "as mutant 43 (strict dropped)"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_47": (
+        "as mutant 43 (strict=False)"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_51": (
+        "lu_factor(check_finite=None/True/dropped): G and the validated pieces "
+        "are finite, the check only costs time"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_53": ("as mutant 51"),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_54": ("as mutant 51"),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_58": (
+        "as mutant 51 (lu_solve)"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_61": (
+        "as mutant 51 (lu_solve)"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_62": (
+        "as mutant 51 (lu_solve)"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_68": (
+        "lstsq without rcond: numpy 2's default is rcond=None already"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_usable__mutmut_8": (
+        "covered as float64 zeros: the counts stay whole numbers, compared and "
+        "converted with int() alike"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_usable__mutmut_10": ("as mutant 8 (dtype dropped)"),
+    "coded.codes._units.xǁUnitContextǁwith_right__mutmut_3": (
+        "astype(None): numpy reads dtype None as float64"
+    ),
+    "coded.codes._units.xǁUnitContextǁwith_right__mutmut_4": (
+        "astype(copy=None/True/dropped): a copy or not, the same norms"
+    ),
+    "coded.codes._units.xǁUnitContextǁwith_right__mutmut_6": ("as mutant 4"),
+    "coded.codes._units.xǁUnitContextǁwith_right__mutmut_14": ("as mutant 4"),
+    "coded.codes._units.xǁUnitContextǁwith_right__mutmut_13": (
+        "reshape(d, -2): as split_blocks' mutant 27"
+    ),
+    "coded.codes._units.xǁUnitDecoderǁ__init____mutmut_41": (
+        "_usable as float64 zeros until the first piece replaces it: 0.0 "
+        "compares and converts as 0"
+    ),
+    "coded.codes._units.xǁUnitDecoderǁ__init____mutmut_43": (
+        "as mutant 41 (dtype dropped)"
+    ),
+    "coded.codes._units.xǁUnitDecoderǁ__init____mutmut_50": ("float('NAN') is NaN"),
+    "coded.codes._units.xǁUnitDecoderǁ_record__mutmut_12": (
+        "reshape(-2): as split_blocks' mutant 27"
+    ),
+    "coded.codes._units.xǁUnitDecoderǁdecode__mutmut_34": (
+        "reshape(-2, rows, width): as split_blocks' mutant 27"
+    ),
+    "coded.codes._units.xǁUnitDecoderǁ_check_value__mutmut_17": (
+        "kind not in 'XXiufXX': no dtype kind is 'X'"
+    ),
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 

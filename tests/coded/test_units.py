@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from coded.codes import MDSCode, Piece
+from coded.codes._units import UnitContext
 
 P = 65_537
 
@@ -86,3 +87,72 @@ def test_a_result_that_is_not_a_matrix_is_named(value, message):
     text = f"`results[1]` must be a non-empty 1-D or 2-D array, {message}"
     with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
         MDSCode(3, 2).decode({1: value, 2: value})
+
+
+def test_encode_right_takes_a_matrix_after_a_vector():
+    code = MDSCode(3, 2)
+    A = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
+    first = code.encode_operands(A, np.ones(2))
+    B = np.array([[3.0, 0.0], [4.0, -1.0]])
+    encoded = code.encode_right(first, B)
+    context = encoded.context
+    assert (context.c, context.width, context.is_vector) == (2, 2, False)
+    assert not encoded.shared_right.flags.writeable
+    # the rounding bound follows the new B: its column norms 5 and 1
+    np.testing.assert_allclose(context.right_norms, [5.0, 1.0], rtol=1e-15)
+    np.testing.assert_allclose(
+        context.noise, [5.0 * context.left_noise, context.left_noise], rtol=1e-15
+    )
+    results = {i: encoded.lefts[i] @ encoded.right(i) for i in (0, 2)}
+    np.testing.assert_allclose(code.decode_results(encoded, results), A @ B, atol=1e-12)
+
+
+def test_encode_right_of_signed_integers_at_the_exactness_bound():
+    # 2 d max|A| max|B| < p: d = 2, max|A| = 8, so max|B| = 2048 is the largest
+    code = MDSCode(1, 1, field=P)  # one worker: lefts[0] is the only share
+    A = np.array([[8, 8], [-8, 8]])
+    encoded = code.encode_right(code.encode_operands(A, np.zeros(2, int)), [2048, 2048])
+    product = code.decode_results(
+        encoded, {0: code.multiply(encoded.lefts[0], encoded.right(0))}
+    )
+    assert product.dtype == np.int64
+    np.testing.assert_array_equal(product, [32768, 0])  # (p - 1) / 2 = 32768
+    message = (
+        "exact integer results need 2 * max|C| < p; the inputs only guarantee "
+        "max|C| <= d * max|A| * max|B| = 32784, so p must exceed 65568, got p=65537."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        code.encode_right(encoded, [2049, 0])
+
+
+def test_entry_noise_per_unit_row_and_column():
+    unit_noise = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    base = {"m": 6, "c": 2, "rows": 3, "width": 2, "is_vector": False}
+    context = UnitContext(
+        **base,
+        output="real",
+        noise=(10.0, 20.0),
+        unit_noise=unit_noise,
+        right_norms=(1.0, 0.5),
+    )
+    # units [1, 0], rows [0, 2]: unit_noise[u, t] * norm[col], columns inner
+    np.testing.assert_array_equal(
+        context.entry_noise(np.array([1, 0]), np.array([0, 2])),
+        [[4.0, 2.0, 6.0, 3.0], [1.0, 0.5, 3.0, 1.5]],
+    )
+    # without the per-unit bound: the per-column noise repeated for each row
+    only_noise = UnitContext(**base, output="real", noise=(10.0, 20.0))
+    np.testing.assert_array_equal(
+        only_noise.entry_noise(np.array([0]), np.array([0, 1, 2])),
+        [10.0, 20.0, 10.0, 20.0, 10.0, 20.0],
+    )
+    partial = UnitContext(
+        **base, output="real", noise=(1.0, 2.0), unit_noise=unit_noise
+    )
+    np.testing.assert_array_equal(
+        partial.entry_noise(np.array([0]), np.array([1])), [1.0, 2.0]
+    )
+    assert (
+        UnitContext(**base, output="real").entry_noise(np.array([0]), np.array([0]))
+        is None
+    )
