@@ -71,8 +71,7 @@ class ReplicationCode(BlockCode):
         return self.n - self.r + 1
 
     def __repr__(self) -> str:
-        field = "None" if self._p is None else str(self._p)
-        return f"ReplicationCode(n={self.n}, r={self.r}, field={field})"
+        return f"ReplicationCode(n={self.n}, r={self.r}, field={self._p})"
 
 
 class UncodedCode(BlockCode):
@@ -107,5 +106,4 @@ class UncodedCode(BlockCode):
         return self.n
 
     def __repr__(self) -> str:
-        field = "None" if self._p is None else str(self._p)
-        return f"UncodedCode(n={self.n}, field={field})"
+        return f"UncodedCode(n={self.n}, field={self._p})"

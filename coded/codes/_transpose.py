@@ -49,9 +49,9 @@ def multiply_transposed(left: Any, right: Any, p: int | None = None) -> np.ndarr
 
     Parameters
     ----------
-    left : numpy.ndarray, shape (u rows, d)
+    left : numpy.ndarray or scipy.sparse CSR, shape (u rows, d)
         The worker's u coded units of A, stacked (u = 1 but for MDS codes whose
-        workers hold sub-blocks).
+        workers hold sub-blocks; CSR: a sparse A under replication or uncoded).
     right : numpy.ndarray, shape (rows, K c)
         The blocks of y side by side.
     p : int, optional
@@ -62,10 +62,9 @@ def multiply_transposed(left: Any, right: Any, p: int | None = None) -> np.ndarr
     numpy.ndarray, shape (u d, K c)
         The products of the units, stacked.
     """
-    units = transposed_units(left, right.shape[0])
+    # fields.matmul: a sparse share's units (replication, uncoded) are CSC
     products = [
-        np.matmul(unit, right) if p is None else fields.matmul(unit, right, p)
-        for unit in units
+        fields.matmul(unit, right, p) for unit in transposed_units(left, right.shape[0])
     ]
     return products[0] if len(products) == 1 else np.concatenate(products)
 
@@ -252,11 +251,7 @@ class TransposedDecoder(Decoder):
         if not isinstance(piece, Piece):
             raise TypeError(f"`piece` must be a Piece, got {type(piece).__name__}.")
         units = self._units(piece.worker, piece.start, piece.stop)
-        value = np.asarray(
-            piece.value.view(np.ndarray)
-            if fields.is_field_array(piece.value)
-            else piece.value
-        )
+        value = np.asarray(piece.value)  # a FieldArray's residues, as ndarray
         if value.size != units * self._width:
             raise ValueError(
                 f"`piece.value` must have {units * self._width} entries "

@@ -77,6 +77,8 @@ VALIDATION = [
     (lambda: ReplicationCode(6, 4), ValueError, "`r` must divide `n`, got r=4, n=6."),
     (lambda: ReplicationCode(6, 7), ValueError, "`r` must be <= 6, got r=7."),
     (lambda: ReplicationCode(0, 1), ValueError, "`n` must be >= 1, got n=0."),
+    (lambda: ReplicationCode(4, 0), ValueError, "`r` must be >= 1, got r=0."),
+    (lambda: UncodedCode(0), ValueError, "`n` must be >= 1, got n=0."),
     (
         lambda: ReplicationCode(4, 2, 10),
         ValueError,
@@ -89,6 +91,19 @@ VALIDATION = [
         "`X` must have a number of rows divisible by n=2, got X.shape=(3, 2).",
     ),
 ]
+
+
+@pytest.mark.parametrize(
+    ("make", "text"),
+    [
+        (lambda: ReplicationCode(6, 3), "ReplicationCode(n=6, r=3, field=None)"),
+        (lambda: ReplicationCode(4, 2, 7), "ReplicationCode(n=4, r=2, field=7)"),
+        (lambda: UncodedCode(3), "UncodedCode(n=3, field=None)"),
+        (lambda: UncodedCode(2, 65537), "UncodedCode(n=2, field=65537)"),
+    ],
+)
+def test_repr_names_the_field(make, text):
+    assert repr(make()) == text  # built in the test, which then covers __init__
 
 
 @pytest.mark.parametrize(("call", "error", "message"), VALIDATION)

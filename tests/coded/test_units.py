@@ -1,0 +1,158 @@
+"""The unit decoder's boundaries (``coded.codes._units``): row patterns, flags, shapes.
+
+Each test checks exact values against numpy's product of the operands, or a
+read-only flag, or a whole error message: the survivors of the units mutation
+shard (``scripts/mutation.py units``) showed these were unchecked.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+from coded.codes import MDSCode, Piece
+from coded.codes._units import UnitContext
+
+P = 65_537
+
+
+def _pieces_by_row(code, encoded, parities):
+    """Add the rows t of every unit of worker w with ``t % 2 in parities[w]``."""
+    decoder = code.decoder(encoded)
+    rows = encoded.context.rows
+    for worker, kept in parities.items():
+        product = code.multiply(encoded.lefts[worker], encoded.right(worker))
+        for start in range(product.shape[0]):
+            if start % rows % 2 in kept:
+                value = product[start : start + 1]
+                decoder.add(
+                    Piece(worker=worker, start=start, stop=start + 1, value=value)
+                )
+    return decoder
+
+
+# the even rows of the units from workers 0 and 1, the odd ones from workers 2
+# and 3: two arrival patterns, each decodable alone (an MDS (4, 2) code)
+TWO_PATTERNS = {0: [0], 1: [0], 2: [1], 3: [1]}
+
+
+def test_rows_decoded_from_different_workers_over_the_reals():
+    code = MDSCode(4, 2)
+    A = np.arange(24.0).reshape(8, 3) - 10.0
+    B = np.array([[1.0, -2.0], [0.5, 0.0], [3.0, 1.0]])
+    encoded = code.encode_operands(A, B)
+    assert encoded.context.rows == 2
+    decoder = _pieces_by_row(code, encoded, TWO_PATTERNS)
+    assert decoder.is_decodable
+    np.testing.assert_allclose(decoder.decode(), A @ B, rtol=1e-10, atol=1e-10)
+
+
+def test_rows_decoded_from_different_workers_over_gf_p():
+    code = MDSCode(4, 2, field=P)
+    A = np.array([[3, -1], [0, 7], [-5, 2], [4, 4], [1, 0], [-2, 9], [6, -3], [8, 1]])
+    x = np.array([-4, 5])
+    encoded = code.encode_operands(A, x)
+    decoder = _pieces_by_row(code, encoded, TWO_PATTERNS)
+    product = decoder.decode()
+    assert product.dtype == np.int64
+    np.testing.assert_array_equal(product, A @ x)
+
+
+def test_one_row_pattern_missing_is_not_decodable():
+    code = MDSCode(4, 2)
+    encoded = code.encode_operands(np.ones((8, 2)), np.ones(2))
+    decoder = _pieces_by_row(code, encoded, {0: [0], 1: [0], 2: [1]})
+    assert not decoder.is_decodable  # the odd rows: 2 units of K = 4
+    assert decoder.progress == (1, 2)
+
+
+def test_generator_offsets_and_noise_are_read_only():
+    code = MDSCode(4, 2)
+    assert not code.generator.flags.writeable
+    assert not code.unit_offsets.flags.writeable
+    np.testing.assert_array_equal(code.unit_offsets, [0, 2, 4, 6, 8])
+    assert code.unit_offsets.dtype == np.int64
+    context = code.encode_operands(np.ones((4, 2)), np.ones(2)).context
+    assert not context.unit_noise.flags.writeable
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (np.ones((2, 2, 2)), "got shape (2, 2, 2)."),
+        (np.ones((0, 2)), "got shape (0, 2)."),
+    ],
+)
+def test_a_result_that_is_not_a_matrix_is_named(value, message):
+    text = f"`results[1]` must be a non-empty 1-D or 2-D array, {message}"
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+        MDSCode(3, 2).decode({1: value, 2: value})
+
+
+def test_encode_right_takes_a_matrix_after_a_vector():
+    code = MDSCode(3, 2)
+    A = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
+    first = code.encode_operands(A, np.ones(2))
+    B = np.array([[3.0, 0.0], [4.0, -1.0]])
+    encoded = code.encode_right(first, B)
+    context = encoded.context
+    assert (context.c, context.width, context.is_vector) == (2, 2, False)
+    assert not encoded.shared_right.flags.writeable
+    # the rounding bound follows the new B: its column norms 5 and 1
+    np.testing.assert_allclose(context.right_norms, [5.0, 1.0], rtol=1e-15)
+    np.testing.assert_allclose(
+        context.noise, [5.0 * context.left_noise, context.left_noise], rtol=1e-15
+    )
+    results = {i: encoded.lefts[i] @ encoded.right(i) for i in (0, 2)}
+    np.testing.assert_allclose(code.decode_results(encoded, results), A @ B, atol=1e-12)
+
+
+def test_encode_right_of_signed_integers_at_the_exactness_bound():
+    # 2 d max|A| max|B| < p: d = 2, max|A| = 8, so max|B| = 2048 is the largest
+    code = MDSCode(1, 1, field=P)  # one worker: lefts[0] is the only share
+    A = np.array([[8, 8], [-8, 8]])
+    encoded = code.encode_right(code.encode_operands(A, np.zeros(2, int)), [2048, 2048])
+    product = code.decode_results(
+        encoded, {0: code.multiply(encoded.lefts[0], encoded.right(0))}
+    )
+    assert product.dtype == np.int64
+    np.testing.assert_array_equal(product, [32768, 0])  # (p - 1) / 2 = 32768
+    message = (
+        "exact integer results need 2 * max|C| < p; the inputs only guarantee "
+        "max|C| <= d * max|A| * max|B| = 32784, so p must exceed 65568, got p=65537."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        code.encode_right(encoded, [2049, 0])
+
+
+def test_entry_noise_per_unit_row_and_column():
+    unit_noise = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    base = {"m": 6, "c": 2, "rows": 3, "width": 2, "is_vector": False}
+    context = UnitContext(
+        **base,
+        output="real",
+        noise=(10.0, 20.0),
+        unit_noise=unit_noise,
+        right_norms=(1.0, 0.5),
+    )
+    # units [1, 0], rows [0, 2]: unit_noise[u, t] * norm[col], columns inner
+    np.testing.assert_array_equal(
+        context.entry_noise(np.array([1, 0]), np.array([0, 2])),
+        [[4.0, 2.0, 6.0, 3.0], [1.0, 0.5, 3.0, 1.5]],
+    )
+    # without the per-unit bound: the per-column noise repeated for each row
+    only_noise = UnitContext(**base, output="real", noise=(10.0, 20.0))
+    np.testing.assert_array_equal(
+        only_noise.entry_noise(np.array([0]), np.array([0, 1, 2])),
+        [10.0, 20.0, 10.0, 20.0, 10.0, 20.0],
+    )
+    partial = UnitContext(
+        **base, output="real", noise=(1.0, 2.0), unit_noise=unit_noise
+    )
+    np.testing.assert_array_equal(
+        partial.entry_noise(np.array([0]), np.array([1])), [1.0, 2.0]
+    )
+    assert (
+        UnitContext(**base, output="real").entry_noise(np.array([0]), np.array([0]))
+        is None
+    )
