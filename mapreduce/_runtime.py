@@ -25,7 +25,7 @@ import queue
 import threading
 import time
 import uuid
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence, Sized
 from concurrent.futures import CancelledError, ThreadPoolExecutor
 from typing import Any
@@ -71,10 +71,6 @@ _LIVENESS_SECONDS = 1.0  # asking the scheduler for its workers is a round trip
 _CANCEL_EVERY = 64  # pairs between two looks at the cancel signal
 _RUN_PAIRS = 4096  # a made run up to this long is folded between two looks
 _MIN_GRACE_SECONDS = 0.5  # task dispatch noise; short next to a real map stage
-_MAX_CACHED_KEYS = 1 << 18  # keys whose reducer node a worker keeps for a job
-_MAX_CACHED_JOBS = 4
-_known_lock = threading.Lock()
-_known: OrderedDict[str, dict[Hashable, int]] = OrderedDict()  # signal -> key nodes
 
 
 class StoredCopies:
@@ -110,10 +106,7 @@ def _add_seconds(prefix: str, node: int, stage: str, seconds: float) -> None:
 
 
 def _close_job(prefix: str, dask_worker: Any = None) -> dict:
-    """Forget job `prefix`'s links and key nodes here; return its stage seconds."""
-    with _known_lock:
-        for signal in [signal for signal in _known if signal.startswith(prefix)]:
-            del _known[signal]
+    """Forget job `prefix`'s links here; return its stage seconds."""
     with _seconds_lock:
         for key in [key for key in _links if key[0] == prefix]:
             del _links[key]
@@ -160,9 +153,8 @@ def _map_task(
     ``map_runs(file)`` gives its pairs in runs (``mapreduce._groups``).
 
     The combiner reduces the file's pairs by key (:func:`reduce_pairs`, folding
-    them as they come when it is marked by ``fold_with``) before partitioning,
-    so that `partition` is called once per distinct key (a key's node never
-    changes).
+    them as they come when it is marked by ``fold_with``) before partitioning.
+    `partition` is called once per distinct key (a key's node never changes).
     """
     cancelled = cancel_signal(signal)
     if cancelled.is_set():
@@ -177,7 +169,7 @@ def _map_task(
             keys, values = list(reduced), list(reduced.values())
     except _Cancelled:
         return None
-    nodes = _reducer_nodes(partition, keys, K, signal)
+    nodes = _reducer_nodes(partition, keys, K, distinct=combine_fn is not None)
     key_lists: list[list] = [[] for _ in range(K)]
     value_lists: list[list] = [[] for _ in range(K)]
     for key, value, node in zip(keys, values, nodes, strict=True):
@@ -190,37 +182,22 @@ def _map_task(
 
 
 def _reducer_nodes(
-    partition: Callable, keys: list[Hashable], K: int, signal: str
+    partition: Callable, keys: list[Hashable], K: int, distinct: bool
 ) -> list[int]:
-    """Return the reducer node of each key, `partition` called once per key and node.
+    """Return the reducer node of each key, `partition` called once per distinct key.
 
-    The nodes found are kept for the job's later files on this worker (most
-    keys recur from file to file), up to `_MAX_CACHED_KEYS` keys.
+    `distinct` says the keys are (a combined map output's), so that they need
+    no deduplication.
     """
-    node_of = _nodes_known(signal)
-    if len(node_of) >= _MAX_CACHED_KEYS:
-        node_of = {}
-    new = list(dict.fromkeys(key for key in keys if key not in node_of))
-    found = partition_keys(partition, new, K)
+    unique = keys if distinct else list(dict.fromkeys(keys))
+    found = partition_keys(partition, unique, K)
     if found and not (
         set(map(type, found)) <= {int} and 0 <= min(found) <= max(found) < K
     ):
-        found = [
-            _check_reducer(node, key, K) for key, node in zip(new, found, strict=True)
-        ]
-    node_of.update(zip(new, found, strict=True))
-    return list(map(node_of.__getitem__, keys))
-
-
-def _nodes_known(signal: str) -> dict[Hashable, int]:
-    """Return the key -> node dictionary of job and node `signal` on this worker."""
-    with _known_lock:
-        known = _known.get(signal)
-        if known is None:
-            known = _known[signal] = {}
-            while len(_known) > _MAX_CACHED_JOBS:
-                _known.popitem(last=False)
-        return known
+        found = [_check_reducer(n, k, K) for k, n in zip(unique, found, strict=True)]
+    if distinct:
+        return found
+    return list(map(dict(zip(unique, found, strict=True)).__getitem__, keys))
 
 
 class _Cancelled(Exception):

@@ -3,7 +3,6 @@
 import functools
 import operator
 import pickle
-import zlib
 
 import numpy as np
 import pytest
@@ -73,17 +72,41 @@ def test_partition_keys_equals_the_partition_of_each_key(keys, K):
     assert all(0 <= node < K for node in nodes)
 
 
+def _fnv_polynomial(data: bytes, K: int) -> int:
+    """hash_partition's formula in Python integers, byte by byte (the oracle)."""
+    h = sum((byte + 1) * pow(0x100000001B3, j, 2**64) for j, byte in enumerate(data))
+    h %= 2**64
+    for multiplier in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
+        h ^= h >> 33
+        h = h * multiplier % 2**64
+    return (h ^ h >> 33) % K
+
+
 @pytest.mark.parametrize(
     ("key", "data"),
     [
         ("word", b"word"),
+        ("", b""),
         ("é\ud800", "é\ud800".encode("utf-8", "surrogatepass")),
         (b"\x00\xff", b"\x00\xff"),
+        (b"\x00", b"\x00"),
         (("a", 1), pickle.dumps(("a", 1), protocol=4)),
+        ("x" * 3000, b"x" * 3000),
     ],
 )
-def test_hash_partition_is_the_crc32_of_the_keys_bytes(key, data):
-    assert hash_partition(key, 7) == zlib.crc32(data) % 7
+@pytest.mark.parametrize("K", [1, 7, 8, 1000])
+def test_hash_partition_is_the_fnv_polynomial_of_the_keys_bytes(key, data, K):
+    assert hash_partition(key, K) == _fnv_polynomial(data, K)
+    assert partition_keys(hash_partition, ["ab", key, "é"], K)[1] == _fnv_polynomial(
+        data, K
+    )
+
+
+def test_hash_partition_spreads_similar_keys_evenly():
+    keys = [f"w{i}" for i in range(8000)]  # keys that differ in their last bytes
+    counts = np.bincount(partition_keys(hash_partition, keys, 8), minlength=8)
+    assert counts.min() > 900  # 1000 each; sd 30
+    assert counts.max() < 1100
 
 
 def test_partition_keys_calls_any_other_partition_once_per_key():
@@ -110,56 +133,25 @@ def _calls_recorded(nodes):
     return partition, calls
 
 
-def test_reducer_nodes_are_checked_once_per_key_and_kept_for_the_job():
-    from mapreduce._runtime import _close_job, _reducer_nodes
+def test_reducer_nodes_call_the_partition_once_per_distinct_key():
+    from mapreduce._runtime import _reducer_nodes
 
     partition, calls = _calls_recorded({"a": np.int64(2), "b": 0, "c": 2})
-    signal = "test-job-0"
-    try:
-        assert _reducer_nodes(partition, ["a", "b", "a"], 3, signal) == [2, 0, 2]
-        assert all(type(n) is int for n in _reducer_nodes(partition, ["a"], 3, signal))
-        assert _reducer_nodes(partition, ["c", "b"], 3, signal) == [2, 0]
-        assert calls == ["a", "b", "c"]  # each key once for the job and node
-        assert _reducer_nodes(partition, ["a"], 3, "test-job-1") == [2]  # another job
-        assert calls == ["a", "b", "c", "a"]
-    finally:
-        _close_job("test-job-")
-    from mapreduce._runtime import _known
-
-    assert not any(signal.startswith("test-job-") for signal in _known)
+    nodes = _reducer_nodes(partition, ["a", "b", "a", "c"], 3, distinct=False)
+    assert nodes == [2, 0, 2, 2]
+    assert all(type(n) is int for n in nodes)
+    assert calls == ["a", "b", "c"]
+    assert _reducer_nodes(partition, ["c", "b"], 3, distinct=True) == [2, 0]
+    assert calls == ["a", "b", "c", "c", "b"]
 
 
 @pytest.mark.parametrize(
     ("node", "shown"), [(3, "3"), (-1, "-1"), (True, "True"), (1.0, "1.0")]
 )
 def test_a_node_outside_range_k_is_named_with_its_key(node, shown):
-    from mapreduce._runtime import _close_job, _reducer_nodes
+    from mapreduce._runtime import _reducer_nodes
 
     partition, _ = _calls_recorded({"ok": 2, "bad": node})
     message = rf"`partition` returned {shown} for key 'bad'; .* in range\(K\), K=3"
-    try:
-        with pytest.raises(ValueError, match=message):
-            _reducer_nodes(partition, ["ok", "bad"], 3, "test-job-2")
-    finally:
-        _close_job("test-job-")
-
-
-def test_a_full_cache_still_gives_every_node(monkeypatch):
-    import mapreduce._runtime as runtime
-
-    monkeypatch.setattr(runtime, "_MAX_CACHED_KEYS", 2)
-    partition, calls = _calls_recorded({key: i % 3 for i, key in enumerate("abcde")})
-    try:
-        assert runtime._reducer_nodes(partition, list("abc"), 3, "test-job-3") == [
-            0,
-            1,
-            2,
-        ]
-        assert runtime._reducer_nodes(partition, list("cde"), 3, "test-job-3") == [
-            2,
-            0,
-            1,
-        ]
-        assert calls == list("abccde")  # full after the first file: nothing kept
-    finally:
-        runtime._close_job("test-job-")
+    with pytest.raises(ValueError, match=message):
+        _reducer_nodes(partition, ["ok", "bad"], 3, distinct=True)
