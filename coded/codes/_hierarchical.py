@@ -33,6 +33,7 @@ import scipy.linalg
 from coded.codes import _fields as fields
 from coded.codes import _generators as generators
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
+from coded.codes._blas import one_blas_thread
 from coded.codes._mds import MDSCode
 from coded.codes._units import split_blocks
 from coded.errors import DecodingError, NonFiniteResultError
@@ -934,7 +935,19 @@ class HierarchicalDecoder(Decoder):
             )
         R = context.rows * context.c
         leaves = {w: self._values[w].reshape(-1, R) for w in np.flatnonzero(self._done)}
-        done = self._done
+        with one_blas_thread():
+            values = self._decode_levels(leaves, R)
+        sources = values[()].reshape(code.blocks * context.rows, context.c)
+        product = sources[: context.m]
+        if context.is_vector:
+            product = product[:, 0]
+        return fields.lift(np.ascontiguousarray(product), context.output, code.p)
+
+    def _decode_levels(
+        self, leaves: dict[int, np.ndarray], R: int
+    ) -> dict[tuple, np.ndarray]:
+        """Decode the levels from the leaves up: ``{(): (E, R) sources}``."""
+        code, done = self._code, self._done
         if code.decoding == "product":
             done, leaves = self._fill(leaves)
         plan = self._plan(done)
@@ -945,11 +958,7 @@ class HierarchicalDecoder(Decoder):
         }
         for depth in range(len(code.levels) - 1, -1, -1):
             values = self._decode_depth(depth, plan[depth], values, R)
-        sources = values[()].reshape(code.blocks * context.rows, context.c)
-        product = sources[: context.m]
-        if context.is_vector:
-            product = product[:, 0]
-        return fields.lift(np.ascontiguousarray(product), context.output, code.p)
+        return values
 
     def _fill(
         self, leaves: dict[int, np.ndarray]

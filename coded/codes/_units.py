@@ -43,6 +43,7 @@ import scipy.linalg
 from coded.codes import _consistency as consistency
 from coded.codes import _fields as fields
 from coded.codes._base import Code, Decoder, EncodedOperands, Piece
+from coded.codes._blas import one_blas_thread
 from coded.codes._consistency import Verify
 from coded.errors import (
     DecodingError,
@@ -1102,11 +1103,12 @@ class UnitDecoder(Decoder):
                 stacklevel=2,
             )
         values = self._buffer().reshape(-1, context.rows, context.width)
-        received = self._verified(values)
-        if received is not self._received:
-            plan = code._plan(received)
-        sources = code._solve_units(values, received, plan)
-        product = code._assemble(sources, context)
+        with one_blas_thread():
+            received = self._verified(values)
+            if received is not self._received:
+                plan = code._plan(received)
+            sources = code._solve_units(values, received, plan)
+            product = code._assemble(sources, context)
         if np.may_share_memory(product, self._values):  # never hand out the buffer
             product = product.copy()
         if context.is_vector:

@@ -271,9 +271,10 @@ class ResidentRun:
                     reply = await stream.comm.read()
                     if not isinstance(reply, dict):  # an old worker: no handler
                         raise KeyError(f"{address} runs no resident server")
+                    if "batch" in reply:
+                        self._push(self._event(stream, reply))
                     if "done" in reply:
                         break
-                    self._push(self._event(stream, reply))
             self._ended(stream, "its chain stopped after a failed batch")
             idle.append(stream.comm)
             stream.comm = None

@@ -14,8 +14,9 @@ that it keeps open (and that close with the client), opened by
 batch chain). The server computes the batches in order in its own thread (the
 event loop stays free for heartbeats and the stop), writes each result as it
 finishes (``{"batch": j, "output": TaskOutput}``, or ``{"batch": j, "why": ...}``
-for a batch that raised, after which the chain stops), then ``{"done": token}``;
-the channel is then idle again. ``{"stop": token, "call": call_id}`` cancels the
+for a batch that raised, after which the chain stops), and ``{"done": token}``
+(with the last batch's result, or alone after a failure or a stop); the channel
+is then idle again. ``{"stop": token, "call": call_id}`` cancels the
 batches not yet started and wakes the call's injected waits; a stop for a job
 already done is ignored, and a channel that closes (the client left) stops its
 job. A batch that raises is named in its message, never a hang.
@@ -147,9 +148,9 @@ class ResidentServer(WorkerPlugin):
         key = (job.call_id, job.token)
         cancelled = self.running[key] = threading.Event()
         try:
-            await self._serve(comm, job, right, cancelled)
-            cancelled.set()  # a stop from now on only meets a finished chain
-            await comm.write({"done": job.token})
+            if not await self._serve(comm, job, right, cancelled):
+                cancelled.set()  # a stop from now on only meets a finished chain
+                await comm.write({"done": job.token})
         except (OSError, CommClosedError):  # the client left: nothing to answer
             pass
         finally:
@@ -158,17 +159,22 @@ class ResidentServer(WorkerPlugin):
 
     async def _serve(
         self, comm: Any, job: ResidentJob, right: Any, cancelled: threading.Event
-    ) -> None:
-        """Compute and write the chain's batches until it ends or is cancelled."""
+    ) -> bool:
+        """Compute and write the chain's batches until it ends or is cancelled.
+
+        Returns whether the done went with the last batch's result (one message
+        less per call for a chain that ends as planned).
+        """
         try:
             left = await self._share(job)
         except KeyError as error:
             await comm.write({"batch": job.batches[0][0], "why": error.args[0]})
-            return
+            return False
         loop = asyncio.get_running_loop()
+        last = job.batches[-1][0]
         for batch, start, stop, fault in job.batches:
             if cancelled.is_set():
-                return
+                return False
             rows = (start, stop, fault)
             try:
                 small = _work(left, right, start, stop) <= INLINE_WORK
@@ -181,8 +187,13 @@ class ResidentServer(WorkerPlugin):
             except Exception as error:  # a named failure of this worker
                 why = f"its batch raised {type(error).__name__}: {error}"
                 await comm.write({"batch": batch, "why": why})
-                return
-            await comm.write({"batch": batch, "output": to_serialize(output)})
+                return False
+            reply = {"batch": batch, "output": to_serialize(output)}
+            if batch == last:
+                cancelled.set()  # a stop from now on only meets a finished chain
+                reply["done"] = job.token
+            await comm.write(reply)
+        return batch == last
 
     async def _share(self, job: ResidentJob) -> Any:
         """Return the share of `job` (fetched from its holder for a backup)."""
