@@ -703,6 +703,35 @@ EQUIVALENT: dict[str, str] = {
     "coded.codes._generators.xǁ_Conditioningǁ_rows__mutmut_10": (
         "reshape(b, -2): numpy reads any negative size as 'the rest', as -1"
     ),
+    "coded.codes._mds.xǁBlockCodeǁ_assemble__mutmut_6": (
+        "reshape(-2, width): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._mds.xǁRowMDSCodeǁ_assemble__mutmut_6": (
+        "as BlockCode._assemble's mutant 6"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_32": (
+        "a 2-row zero placeholder for A: only B, is_vector and output are read from it"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_57": (
+        "scipy.sparse.vstack of CSR blocks returns CSR by default (format=None)"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_59": (
+        "as mutant 57 (format dropped)"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_71": (
+        "as mutant 57 (each worker's stack of CSR blocks)"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_73": (
+        "as mutant 71 (format dropped)"
+    ),
+    "coded.codes._mds.xǁRowMDSCodeǁ_encode__mutmut_17": (
+        "m=None in a RowMDSCode's context: no one reads it (its _assemble keeps"
+        " self.m rows, TransposedCode refuses a RowMDSCode)"
+    ),
+    "coded.codes._mds.xǁRowMDSCodeǁ__init____mutmut_111": (
+        "load / v: the loads are multiples of v (checked above), whole floats "
+        "that _setup's int64 cumsum takes exactly"
+    ),
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 

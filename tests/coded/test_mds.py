@@ -327,6 +327,54 @@ def test_row_mds_shortfall_message_counts_rows():
         decoder.decode()
 
 
+@pytest.mark.parametrize("field", [None, 257])
+def test_row_mds_encode_and_decode_the_product(field):
+    code = RowMDSCode([3, 2, 2], m=4, field=field)  # systematic by default
+    X = np.arange(8).reshape(4, 2) - 3
+    Y = np.array([[1, 2], [-1, 1]])
+    shares = code.encode(X if field else X.astype(float))
+    assert [share.shape for share in shares] == [(3, 2), (2, 2), (2, 2)]
+    systematic_rows = X if field is None else np.mod(X, field)  # residues over GF(p)
+    np.testing.assert_array_equal(np.concatenate(shares)[:4], systematic_rows)
+    C = code.decode({0: shares[0] @ Y, 2: shares[2] @ Y})  # 5 coded rows >= m
+    np.testing.assert_allclose(C, X @ Y, rtol=0, atol=1e-9)
+    with pytest.raises(ValueError, match=re.escape("`A` must have m=4 rows")):
+        code.encode(X[:3])
+
+
+def test_systematic_by_default_over_gf_and_for_row_codes_only():
+    assert MDSCode(5, 3).systematic is False
+    exact = MDSCode(5, 3, field=257)
+    assert (exact.systematic, exact.construction) == (True, "cauchy")
+    assert (MDSCode(5, 3, 257, systematic=False).construction) == "vandermonde"
+    for code in (exact, RowMDSCode([2, 2, 2], 4), RowMDSCode([2, 2, 2], 4, 257)):
+        assert code.systematic is True
+        k = code.generator.shape[1]
+        np.testing.assert_array_equal(code.generator[:k], np.eye(k))
+    code = RowMDSCode([2, 2, 2], 4, systematic=False)
+    assert code.systematic is False
+    assert not np.allclose(code.generator[:4], np.eye(4))
+
+
+def test_reprs_name_the_parameters():
+    assert repr(MDSCode(5, 3)) == "MDSCode(n=5, k=3, field=None, systematic=False)"
+    assert repr(MDSCode(5, 3, 257)) == "MDSCode(n=5, k=3, field=257, systematic=True)"
+    assert repr(RowMDSCode([4, 2], 3, block_rows=2, systematic=False)) == (
+        "RowMDSCode(loads=[4, 2], m=3, field=None, block_rows=2, systematic=False)"
+    )
+    assert repr(RowMDSCode([2, 2], 3, 7)) == (
+        "RowMDSCode(loads=[2, 2], m=3, field=7, block_rows=1, systematic=True)"
+    )
+
+
+@pytest.mark.parametrize("code", [MDSCode(3, 2), RowMDSCode([2, 2], 3)])
+def test_the_shared_b_is_read_only_and_the_callers_stays_writable(code):
+    B = np.ones((2, 1))
+    encoded = code.encode_operands(np.ones((3, 2)), B)
+    assert not encoded.right(0).flags.writeable
+    assert B.flags.writeable
+
+
 # -- validation ---------------------------------------------------------------------
 def _bad_piece(worker=0, start=0, stop=1, value=None):
     return Piece(
@@ -492,7 +540,6 @@ VALIDATION = [
         TypeError,
         "`loads` must be a sequence of ints, got int.",
     ),
-    (lambda: RowMDSCode([], 1), ValueError, "`loads` must be non-empty, got ()."),
     (lambda: RowMDSCode([4, 4], 2, 7), ValueError, "`sum(loads)` must be <= p - 1 = 6"),
     (
         lambda: RowMDSCode([2, 2], 3).encode_operands(np.ones((4, 2)), np.ones(2)),
@@ -926,3 +973,86 @@ def test_an_uncoded_code_keeps_a_sparse_a_as_float_csr_blocks(sparse_format):
     ] * 2
     C = code.decode_results(encoded, worker_results(code, encoded))
     assert C.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_a_sparse_a_is_padded_to_whole_blocks_and_the_padding_dropped():
+    import scipy.sparse
+
+    code = MDSCode(2, 2)  # K = 2 blocks of 2 rows: one zero row pads A's 3
+    A = scipy.sparse.csr_array(np.array([[1.0], [2.0], [3.0]]))  # one column
+    encoded = code.encode_operands(A, np.array([[1.0, -1.0]]))
+    assert [left.shape for left in encoded.lefts] == [(2, 1), (2, 1)]
+    C = code.decode_results(encoded, worker_results(code, encoded))
+    assert C.tolist() == [[1.0, -1.0], [2.0, -2.0], [3.0, -3.0]]
+
+
+@pytest.mark.parametrize(
+    ("code", "A", "error", "message"),
+    [
+        (
+            MDSCode(3, 2, field=7),
+            np.eye(2),
+            TypeError,
+            "`A` is a scipy.sparse matrix, taken over the reals only; pass "
+            "`A.toarray()` for a code over GF(p).",
+        ),
+        (
+            MDSCode(3, 2),
+            np.eye(2),
+            TypeError,
+            "`A` is a scipy.sparse matrix; MDSCode's coded blocks are sums of A's "
+            "blocks, dense in general: use scheme='rateless' (LTCode, whose shares "
+            "stay sparse), replication or uncoded, or pass `A.toarray()`.",
+        ),
+        (
+            MDSCode(2, 2),
+            np.zeros((0, 2)),
+            ValueError,
+            "`A` must be non-empty, got shape (0, 2).",
+        ),
+    ],
+)
+def test_sparse_a_refusals_in_full(code, A, error, message):
+    import scipy.sparse
+
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        code.encode_operands(scipy.sparse.csr_array(A), np.ones(2))
+
+
+def test_encode_names_the_blocks_of_a_code_with_sub_blocks():
+    message = (
+        "`X` must have a number of rows divisible by 2k=6 (k=3 workers' blocks), "
+        "got X.shape=(4, 2)."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MDSCode(5, 3).encode(np.ones((4, 2)))  # ell = 2: K = 6 blocks
+
+
+def test_worst_condition_number_runs_the_generators_search_with_its_options():
+    code = MDSCode(200, 1)  # every cond is 1: the reported set is the first draw
+    G = code.generator
+    for options in (
+        {"exact_limit": 1},  # the defaults: 20000 samples, 8 starts, seed 0
+        {"exact_limit": 1, "samples": 4, "starts": 1, "rng": 3},
+    ):
+        assert code.worst_condition_number(
+            **options
+        ) == generators.worst_condition_number(G, **options)
+    assert code.worst_condition_number(exact_limit=1).evaluated == 20_000 + 8 * 199
+    seeded = code.worst_condition_number(exact_limit=1, samples=1, starts=1, rng=3)
+    assert (
+        seeded.survivors
+        != code.worst_condition_number(exact_limit=1, samples=1, starts=1).survivors
+    )
+
+
+def test_decode_results_corrects_as_many_wrong_workers_as_asked():
+    p = DEFAULT_PRIME
+    code = MDSCode(7, 3, field=p)  # 4 spares: 2 wrong workers corrected
+    A, B = np.arange(12).reshape(6, 2), np.array([1, -1])
+    encoded = code.encode_operands(A, B)
+    results = worker_results(code, encoded)
+    for worker in (1, 4):
+        results[worker] = (results[worker] + 1) % p
+    C = code.decode_results(encoded, results, verify="correct", wrong=2)
+    np.testing.assert_array_equal(C, A @ B)
