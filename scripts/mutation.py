@@ -712,6 +712,10 @@ EQUIVALENT: dict[str, str] = {
     "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_32": (
         "a 2-row zero placeholder for A: only B, is_vector and output are read from it"
     ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_52": (
+        "K * rows + m zero rows of padding: only the first K * rows rows of the "
+        "padded A are cut into blocks"
+    ),
     "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_57": (
         "scipy.sparse.vstack of CSR blocks returns CSR by default (format=None)"
     ),
