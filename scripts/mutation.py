@@ -544,6 +544,10 @@ EQUIVALENT: dict[str, str] = {
         "float64 worker indices: _Conditioning converts them to int64 and "
         "_survivors' set difference treats 1.0 as 1"
     ),
+    "coded.codes._generators.x__combination_chunks__mutmut_16": (
+        "islice(combos, None): every set in one chunk, the same sets in the same "
+        "order (more memory only)"
+    ),
     "coded.codes._generators.x__combination_chunks__mutmut_26": (
         "reshape(-2, s): numpy reads any negative size as 'the rest', as -1"
     ),
