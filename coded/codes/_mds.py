@@ -373,9 +373,8 @@ class MDSCode(BlockCode):
         )
 
     def __repr__(self) -> str:
-        field = "None" if self._p is None else str(self._p)
         return (
-            f"MDSCode(n={self.n}, k={self.k}, field={field}, "
+            f"MDSCode(n={self.n}, k={self.k}, field={self._p}, "
             f"systematic={self.systematic})"
         )
 
@@ -590,8 +589,7 @@ class RowMDSCode(UnitCode):
         return self._decode_mapping(results)
 
     def __repr__(self) -> str:
-        field = "None" if self._p is None else str(self._p)
         return (
-            f"RowMDSCode(loads={list(self.loads)}, m={self.m}, field={field}, "
+            f"RowMDSCode(loads={list(self.loads)}, m={self.m}, field={self._p}, "
             f"block_rows={self.block_rows}, systematic={self.systematic})"
         )

@@ -25,7 +25,6 @@ from coded.codes import (
     TransposedCode,
 )
 from coded.codes._fields import inverse_mod
-from coded.codes._generators import worst_condition_number
 from coded.codes._gradient_schemes import GradientScheme, WorkerShare, combine
 from coded.errors import (
     DecodingError,
@@ -220,16 +219,6 @@ CASES = [
         lambda: inverse_mod(np.array([[1, 2], [2, 4]]), 7),
         np.linalg.LinAlgError,
         "matrix is singular modulo 7.",
-    ),
-    (
-        lambda: worst_condition_number(np.ones((3, 4)), ell=1),
-        ValueError,
-        "`G` must be a 2-D (ell n, ell k) matrix with k <= n and ell=1 dividing both sides, got shape (3, 4).",
-    ),
-    (
-        lambda: worst_condition_number(np.ones((3, 2)), ell=1, extra=2),
-        ValueError,
-        "`extra` must be <= n - k = 1, got extra=2.",
     ),
     (
         lambda: GradientScheme("bogus", 3, 1, partition_rows=[1, 1, 1]),

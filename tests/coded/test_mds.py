@@ -163,22 +163,29 @@ def test_worst_condition_number_is_exact_against_brute_force(n, k, systematic):
     assert _survivor_cond(code, worst.survivors) == pytest.approx(value, rel=1e-9)
 
 
-def test_dual_shortcut_agrees_with_decomposing_every_survivor_matrix():
+@pytest.mark.parametrize(
+    ("n", "k", "ell"),
+    [(7, 5, 2), (6, 3, 1)],  # more survivor rows than erased ones, or as many
+)
+def test_dual_shortcut_agrees_with_decomposing_every_survivor_matrix(n, k, ell):
     rng = np.random.default_rng(5)
-    G, _ = np.linalg.qr(rng.standard_normal((14, 10)))  # orthonormal: dual path
-    fast = generators.worst_condition_number(G, ell=2)
-    value, _ = _brute_worst(G, 2, 7, 5)
+    G, _ = np.linalg.qr(rng.standard_normal((ell * n, ell * k)))  # orthonormal
+    fast = generators.worst_condition_number(G, ell=ell)
+    value, _ = _brute_worst(G, ell, n, k)
     assert fast.value == pytest.approx(value, rel=1e-9)
-    erased = np.array(list(itertools.combinations(range(7), 2)))
-    survivors = np.array([sorted(set(range(7)) - set(e)) for e in erased])
+    erased = np.array(list(itertools.combinations(range(n), n - k)))
+    survivors = np.array([sorted(set(range(n)) - set(e)) for e in erased])
     np.testing.assert_allclose(
-        generators._Conditioning(G, 2)(erased),
-        generators.survivor_condition_numbers(G, survivors, ell=2),
+        generators._Conditioning(G, ell)(erased),
+        generators.survivor_condition_numbers(G, survivors, ell=ell),
         rtol=1e-9,
     )
 
 
-@pytest.mark.parametrize(("n", "k", "systematic"), [(8, 5, False), (7, 3, True)])
+@pytest.mark.parametrize(
+    ("n", "k", "systematic"),
+    [(8, 5, False), (7, 3, True), (6, 3, False)],  # (6, 3): 2k = n, dual path
+)
 def test_extra_survivors_give_the_least_squares_worst_case(n, k, systematic):
     code = MDSCode(n, k, systematic=systematic)
     ell = code.subblocks
@@ -318,6 +325,62 @@ def test_row_mds_shortfall_message_counts_rows():
     feed(decoder, code, enc, [(0, 0, 2)])
     with pytest.raises(DecodingError, match=re.escape("need m=3 coded rows, got 2.")):
         decoder.decode()
+
+
+@pytest.mark.parametrize("field", [None, 257])
+def test_row_mds_encode_and_decode_the_product(field):
+    code = RowMDSCode([3, 2, 2], m=4, field=field)  # systematic by default
+    X = np.arange(8).reshape(4, 2) - 3
+    Y = np.array([[1, 2], [-1, 1]])
+    shares = code.encode(X if field else X.astype(float))
+    assert [share.shape for share in shares] == [(3, 2), (2, 2), (2, 2)]
+    systematic_rows = X if field is None else np.mod(X, field)  # residues over GF(p)
+    np.testing.assert_array_equal(np.concatenate(shares)[:4], systematic_rows)
+    C = code.decode({0: shares[0] @ Y, 2: shares[2] @ Y})  # 5 coded rows >= m
+    np.testing.assert_allclose(C, X @ Y, rtol=0, atol=1e-9)
+    with pytest.raises(ValueError, match=re.escape("`A` must have m=4 rows")):
+        code.encode(X[:3])
+
+
+def test_row_mds_encode_of_a_field_array_gives_field_arrays():
+    code = RowMDSCode([3, 2, 2], m=4, field=GF)
+    X = GF(np.arange(8).reshape(4, 2))
+    shares = code.encode(X)
+    assert [type(share) for share in shares] == [GF] * 3
+    np.testing.assert_array_equal(np.concatenate(shares)[:4], X)  # systematic
+
+
+def test_systematic_by_default_over_gf_and_for_row_codes_only():
+    assert MDSCode(5, 3).systematic is False
+    exact = MDSCode(5, 3, field=257)
+    assert (exact.systematic, exact.construction) == (True, "cauchy")
+    assert (MDSCode(5, 3, 257, systematic=False).construction) == "vandermonde"
+    for code in (exact, RowMDSCode([2, 2, 2], 4), RowMDSCode([2, 2, 2], 4, 257)):
+        assert code.systematic is True
+        k = code.generator.shape[1]
+        np.testing.assert_array_equal(code.generator[:k], np.eye(k))
+    code = RowMDSCode([2, 2, 2], 4, systematic=False)
+    assert code.systematic is False
+    assert not np.allclose(code.generator[:4], np.eye(4))
+
+
+def test_reprs_name_the_parameters():
+    assert repr(MDSCode(5, 3)) == "MDSCode(n=5, k=3, field=None, systematic=False)"
+    assert repr(MDSCode(5, 3, 257)) == "MDSCode(n=5, k=3, field=257, systematic=True)"
+    assert repr(RowMDSCode([4, 2], 3, block_rows=2, systematic=False)) == (
+        "RowMDSCode(loads=[4, 2], m=3, field=None, block_rows=2, systematic=False)"
+    )
+    assert repr(RowMDSCode([2, 2], 3, 7)) == (
+        "RowMDSCode(loads=[2, 2], m=3, field=7, block_rows=1, systematic=True)"
+    )
+
+
+@pytest.mark.parametrize("code", [MDSCode(3, 2), RowMDSCode([2, 2], 3)])
+def test_the_shared_b_is_read_only_and_the_callers_stays_writable(code):
+    B = np.ones((2, 1))
+    encoded = code.encode_operands(np.ones((3, 2)), B)
+    assert not encoded.right(0).flags.writeable
+    assert B.flags.writeable
 
 
 # -- validation ---------------------------------------------------------------------
@@ -485,7 +548,6 @@ VALIDATION = [
         TypeError,
         "`loads` must be a sequence of ints, got int.",
     ),
-    (lambda: RowMDSCode([], 1), ValueError, "`loads` must be non-empty, got ()."),
     (lambda: RowMDSCode([4, 4], 2, 7), ValueError, "`sum(loads)` must be <= p - 1 = 6"),
     (
         lambda: RowMDSCode([2, 2], 3).encode_operands(np.ones((4, 2)), np.ones(2)),
@@ -648,6 +710,223 @@ def test_conditioning_beyond_the_tables_is_a_flagged_lower_bound():
     assert 1 < worst.value < 1e5  # the rotation embedding: 9e11 here
 
 
+# -- worst_condition_number's search and the default constructions, by hand --------
+def _diagonal_workers(c):
+    """(2n, 2) generator: worker i holds diag(1, c_i), so cond(G_S) = c_i, S = {i}."""
+    return np.concatenate([np.diag([1.0, ci]) for ci in c])
+
+
+def test_survivor_condition_numbers_are_numpys_cond_in_float64():
+    G = np.vander(np.arange(1.0, 6.0), 3, increasing=True)  # one row per worker
+    sets = np.array(list(itertools.combinations(range(5), 3)))
+    expected = [np.linalg.cond(G[rows]) for rows in sets]
+    np.testing.assert_allclose(
+        generators.survivor_condition_numbers(G, sets), expected, rtol=1e-12
+    )
+    # a float32 generator is conditioned in float64 (float32 is off by ~1e-8)
+    G32 = np.random.default_rng(5).standard_normal((6, 6)).astype(np.float32)
+    cond = generators.survivor_condition_numbers(G32, [[0, 1, 2]], ell=2)
+    assert cond[0] == pytest.approx(np.linalg.cond(G32.astype(np.float64)), rel=1e-12)
+
+
+def test_a_singular_survivor_set_is_infinite_without_a_warning():
+    G = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])  # worker 1 holds zeros
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no divide-by-zero RuntimeWarning
+        cond = generators.survivor_condition_numbers(G, [[0, 1], [0, 2]])
+    assert cond.tolist() == [math.inf, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("G", "ell"),
+    [
+        (np.random.default_rng(1).standard_normal((6, 6)), 2),  # square: k = n
+        # extra = n - k: every worker, least squares; float32 conditioned in float64
+        (np.random.default_rng(2).standard_normal((4, 3)).astype(np.float32), 1),
+    ],
+)
+def test_no_erasure_is_the_condition_number_of_the_whole_generator(G, ell):
+    n, k = G.shape[0] // ell, G.shape[1] // ell
+    worst = generators.worst_condition_number(G, ell=ell, extra=n - k)
+    assert worst.value == pytest.approx(np.linalg.cond(G.astype(np.float64)), rel=1e-12)
+    assert worst.exact is True
+    assert worst.survivors == tuple(range(n))
+    assert worst.evaluated == 1
+
+
+def test_a_generator_off_orthonormal_by_2e_9_is_decomposed_exactly():
+    # orthogonal columns, one 1 + 2e-9 long: G^T G is within 1e-8 of I but not
+    # within the 1e-12 of the dual shortcut, which would be off by ~1e-9 here
+    Q, _ = np.linalg.qr(np.random.default_rng(5).standard_normal((14, 10)))
+    G = Q * np.r_[1 + 2e-9, np.ones(9)]
+    value, _ = _brute_worst(G, 2, 7, 5)
+    assert generators.worst_condition_number(G, ell=2).value == pytest.approx(
+        value, rel=1e-12
+    )
+
+
+def test_equal_condition_numbers_report_a_real_survivor_set():
+    worst = generators.worst_condition_number(np.ones((4, 1)))  # every cond is 1
+    assert (worst.value, worst.exact, worst.evaluated) == (1.0, True, 4)
+    assert len(worst.survivors) == 1
+
+
+def test_swap_one_ascent_climbs_to_the_best_neighbour_and_stops():
+    # worker i alone survives (k = 1): cond is c_i; every other worker's set is a
+    # neighbour (n - 1 = 4 evaluated per step)
+    cond = generators._Conditioning(_diagonal_workers([1.0, 2.0, 3.0, 4.0, 5.0]), 2)
+    erased, value, evaluated = generators._swap_one_ascent(
+        cond, np.array([1, 2, 3, 4]), 1.0, 50
+    )
+    assert (erased.tolist(), value, evaluated) == ([0, 1, 2, 3], 5.0, 8)
+    # a tie is no ascent: from worker 2, one step to worker 0 (cond 5), whose
+    # neighbour worker 1 (cond 5 too) is not taken
+    cond = generators._Conditioning(_diagonal_workers([5.0, 5.0, 1.0, 1.0, 1.0]), 2)
+    erased, value, evaluated = generators._swap_one_ascent(
+        cond, np.array([0, 1, 3, 4]), 1.0, 50
+    )
+    assert (erased.tolist(), value, evaluated) == ([1, 2, 3, 4], 5.0, 8)
+
+
+def test_search_counts_its_samples_and_every_ascent_step():
+    G = _diagonal_workers([1.0, 2.0, 3.0, 4.0, 5.0])  # 5 survivor sets of 1 worker
+    # defaults: 20000 samples; the 8 worst are worker 4's (cond 5), each ascent
+    # evaluates its 4 neighbours once
+    worst = generators.worst_condition_number(G, ell=2, exact_limit=4)
+    assert worst == generators.WorstCondition(5.0, False, (4,), 20_000 + 8 * 4)
+    # one start, from the worst sample (worker 4), not from the best (2 steps)
+    worst = generators.worst_condition_number(
+        G, ell=2, exact_limit=1, samples=200, starts=1
+    )
+    assert worst == generators.WorstCondition(5.0, False, (4,), 200 + 4)
+    # all equal (cond 1): each of the 4 starts stops after its first 4 neighbours
+    equal = np.tile(np.eye(2), (5, 1))
+    worst = generators.worst_condition_number(
+        equal, ell=2, exact_limit=1, samples=4, starts=4
+    )
+    assert (worst.value, worst.exact, worst.evaluated) == (1.0, False, 4 + 4 * 4)
+    assert len(worst.survivors) == 1
+
+
+def test_search_is_reproducible_from_its_seed():
+    # 200 workers of equal cond: the reported set is the one sample drawn
+    G = np.tile(np.eye(2), (200, 1))
+
+    def search(**rng):
+        return generators.worst_condition_number(
+            G, ell=2, exact_limit=1, samples=1, starts=1, **rng
+        )
+
+    assert search(rng=0).survivors != search(rng=1).survivors
+    assert search() == search(rng=0)  # the default seed is 0
+    assert search(rng=7) == search(rng=np.random.default_rng(7))
+    assert search(rng=7).evaluated == 1 + 199
+
+
+def _shape_message(ell, shape):
+    return (
+        f"`G` must be a 2-D (ell n, ell k) matrix with k <= n and ell={ell} "
+        f"dividing both sides, got shape {shape}."
+    )
+
+
+@pytest.mark.parametrize(
+    ("G", "options", "message"),
+    [
+        (np.eye(2), {"ell": 0}, "`ell` must be >= 1, got ell=0."),
+        (np.eye(2), {"extra": -1}, "`extra` must be >= 0, got extra=-1."),
+        (
+            np.eye(2),
+            {"exact_limit": 0},
+            "`exact_limit` must be >= 1, got exact_limit=0.",
+        ),
+        (np.eye(2), {"starts": 0}, "`starts` must be >= 1, got starts=0."),
+        (np.ones(4), {}, _shape_message(1, (4,))),
+        (np.ones((3, 4)), {}, _shape_message(1, (3, 4))),  # k > n
+        (np.ones((3, 2)), {"ell": 2}, _shape_message(2, (3, 2))),  # 3 rows
+        (np.ones((3, 2)), {"extra": 2}, "`extra` must be <= n - k = 1, got extra=2."),
+    ],
+)
+def test_worst_condition_number_validation(G, options, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        generators.worst_condition_number(G, **options)
+
+
+@pytest.mark.parametrize(
+    ("n", "k", "systematic", "name", "holds"),
+    [
+        (5, 3, True, "systematic", lambda G: np.array_equal(G[:3], np.eye(3))),
+        (4, 4, False, "identity", lambda G: np.array_equal(G, np.eye(4))),
+        (4, 1, False, "repetition", lambda G: np.array_equal(G, np.ones((4, 1)))),
+        (
+            5,
+            4,
+            False,
+            "ones-complement",
+            lambda G: np.allclose(G.T @ G, np.eye(4)) and np.allclose(G.sum(0), 0),
+        ),
+    ],
+)
+def test_the_closed_form_constructions_by_name(n, k, systematic, name, holds):
+    block = generators.block_generator(n, k, systematic=systematic)
+    assert (block.construction, block.ell, block.G.shape) == (name, 1, (n, k))
+    assert holds(block.G)
+
+
+@pytest.mark.parametrize(
+    ("n", "k", "name"), [(17, 2, "rotation"), (15, 9, "seeded-complex")]
+)
+def test_cheap_pairs_take_the_better_certified_of_rotation_and_seeded(n, k, name):
+    # (15, 9) also has scalar generators (worst case 2629): both beat them
+    rotation = generators.worst_condition_number(
+        generators.rotation_generator(n, k), ell=2
+    )
+    seeded = generators.worst_condition_number(generators._seeded_frame(n, k), ell=2)
+    code = MDSCode(n, k)
+    assert (code.construction, code.subblocks) == (name, 2)
+    assert code.worst_condition_number().value == pytest.approx(
+        min(rotation.value, seeded.value), rel=1e-12
+    )
+
+
+def test_beyond_the_tables_rotation_up_to_four_erasures_then_seeded_complex():
+    code = MDSCode(70, 66)  # C(70, 4) = 916895 survivor sets: nothing certified
+    assert (code.construction, code.subblocks) == ("rotation", 2)
+    i, j = 3, 5  # worker i's block j: the rotation by 2 pi i j / n, over sqrt(n)
+    c, s = math.cos(2 * math.pi * i * j / 70), math.sin(2 * math.pi * i * j / 70)
+    np.testing.assert_allclose(
+        code.generator[2 * i : 2 * i + 2, 2 * j : 2 * j + 2],
+        np.array([[c, -s], [s, c]]) / math.sqrt(70),
+        rtol=0,
+        atol=1e-15,
+    )
+    code = MDSCode(70, 65)  # five erasures: the seeded complex orthonormal code
+    assert (code.construction, code.subblocks) == ("seeded-complex", 2)
+    G = code.generator
+    np.testing.assert_allclose(G.T @ G, np.eye(130), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("n", "k"), [(11, 4), (14, 3), (16, 2)])
+def test_the_non_systematic_scalar_generator_is_the_better_stored_one(n, k):
+    worst = {
+        e["systematic"]: e["worst_condition_number"]
+        for e in _table_entries()
+        if (e["n"], e["k"]) == (n, k)
+    }
+    assert worst[True] < worst[False]  # here the systematic search did better
+    G = generators.real_generator(n, k, systematic=False)
+    np.testing.assert_array_equal(G[:k], np.eye(k))
+    value, _ = _brute_worst(G, 1, n, k)
+    assert value <= worst[True] * (1 + 1e-9)
+
+
+def test_the_gf_non_systematic_generator_is_vandermonde_on_1_to_n():
+    code = MDSCode(6, 3, field=257, systematic=False)
+    assert code.construction == "vandermonde"
+    expected = [[pow(x, j, 257) for j in range(3)] for x in range(1, 7)]
+    assert np.asarray(code.generator).tolist() == expected
+
+
 @pytest.mark.parametrize("systematic", [False, True])
 @given(data=st.data())
 def test_encode_residues_decodes_to_residues_without_field_arrays(systematic, data):
@@ -702,3 +981,86 @@ def test_an_uncoded_code_keeps_a_sparse_a_as_float_csr_blocks(sparse_format):
     ] * 2
     C = code.decode_results(encoded, worker_results(code, encoded))
     assert C.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_a_sparse_a_is_padded_to_whole_blocks_and_the_padding_dropped():
+    import scipy.sparse
+
+    code = MDSCode(2, 2)  # K = 2 blocks of 2 rows: one zero row pads A's 3
+    A = scipy.sparse.csr_array(np.array([[1.0], [2.0], [3.0]]))  # one column
+    encoded = code.encode_operands(A, np.array([[1.0, -1.0]]))
+    assert [left.shape for left in encoded.lefts] == [(2, 1), (2, 1)]
+    C = code.decode_results(encoded, worker_results(code, encoded))
+    assert C.tolist() == [[1.0, -1.0], [2.0, -2.0], [3.0, -3.0]]
+
+
+@pytest.mark.parametrize(
+    ("code", "A", "error", "message"),
+    [
+        (
+            MDSCode(3, 2, field=7),
+            np.eye(2),
+            TypeError,
+            "`A` is a scipy.sparse matrix, taken over the reals only; pass "
+            "`A.toarray()` for a code over GF(p).",
+        ),
+        (
+            MDSCode(3, 2),
+            np.eye(2),
+            TypeError,
+            "`A` is a scipy.sparse matrix; MDSCode's coded blocks are sums of A's "
+            "blocks, dense in general: use scheme='rateless' (LTCode, whose shares "
+            "stay sparse), replication or uncoded, or pass `A.toarray()`.",
+        ),
+        (
+            MDSCode(2, 2),
+            np.zeros((0, 2)),
+            ValueError,
+            "`A` must be non-empty, got shape (0, 2).",
+        ),
+    ],
+)
+def test_sparse_a_refusals_in_full(code, A, error, message):
+    import scipy.sparse
+
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        code.encode_operands(scipy.sparse.csr_array(A), np.ones(2))
+
+
+def test_encode_names_the_blocks_of_a_code_with_sub_blocks():
+    message = (
+        "`X` must have a number of rows divisible by 2k=6 (k=3 workers' blocks), "
+        "got X.shape=(4, 2)."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MDSCode(5, 3).encode(np.ones((4, 2)))  # ell = 2: K = 6 blocks
+
+
+def test_worst_condition_number_runs_the_generators_search_with_its_options():
+    code = MDSCode(200, 1)  # every cond is 1: the reported set is the first draw
+    G = code.generator
+    for options in (
+        {"exact_limit": 1},  # the defaults: 20000 samples, 8 starts, seed 0
+        {"exact_limit": 1, "samples": 4, "starts": 1, "rng": 3},
+    ):
+        assert code.worst_condition_number(
+            **options
+        ) == generators.worst_condition_number(G, **options)
+    assert code.worst_condition_number(exact_limit=1).evaluated == 20_000 + 8 * 199
+    seeded = code.worst_condition_number(exact_limit=1, samples=1, starts=1, rng=3)
+    assert (
+        seeded.survivors
+        != code.worst_condition_number(exact_limit=1, samples=1, starts=1).survivors
+    )
+
+
+def test_decode_results_corrects_as_many_wrong_workers_as_asked():
+    p = DEFAULT_PRIME
+    code = MDSCode(7, 3, field=p)  # 4 spares: 2 wrong workers corrected
+    A, B = np.arange(12).reshape(6, 2), np.array([1, -1])
+    encoded = code.encode_operands(A, B)
+    results = worker_results(code, encoded)
+    for worker in (1, 4):
+        results[worker] = (results[worker] + 1) % p
+    C = code.decode_results(encoded, results, verify="correct", wrong=2)
+    np.testing.assert_array_equal(C, A @ B)

@@ -67,10 +67,29 @@ def test_generator_grows_with_blocks_not_rows():
         (
             lambda: RowMDSCode([6000, 6000], 6000),
             "the generator would be 12000 x 6000 coded blocks (> 2**24 entries): "
-            "group rows into larger blocks with `block_rows` (got 1)",
+            "group rows into larger blocks with `block_rows` (got 1), e.g. as the "
+            "allocation solvers do with `max_blocks`.",
+        ),
+        (lambda: RowMDSCode([], 1), "`loads` must be non-empty, got ()."),
+        (lambda: RowMDSCode([2, 2], 0), "`m` must be >= 1, got m=0."),
+        (
+            lambda: RowMDSCode([2, 2], 2, block_rows=0),
+            "`block_rows` must be >= 1, got block_rows=0.",
+        ),
+        (
+            lambda: RowMDSCode([8, 6], 2, 7, block_rows=2),
+            "`sum(loads) / block_rows` must be <= p - 1 = 6 (distinct nonzero "
+            "evaluation points of GF(7)), got sum(loads) / block_rows=7.",
         ),
     ],
 )
 def test_block_validation(call, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):  # all of it
         call()
+
+
+def test_the_generator_may_hold_exactly_the_entry_limit(monkeypatch):
+    monkeypatch.setattr(RowMDSCode, "_MAX_GENERATOR", 12)  # 2**24 is 128 MB
+    assert RowMDSCode([6], 2).generator.shape == (6, 2)  # 6 x 2 = 12 entries
+    with pytest.raises(ValueError, match=re.escape("would be 7 x 2 coded blocks")):
+        RowMDSCode([7], 2)
