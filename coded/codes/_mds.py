@@ -549,9 +549,12 @@ class RowMDSCode(UnitCode):
             f"need u={self.blocks} coded blocks of {self.block_rows} rows, got {got}."
         )
 
-    def _check_rows(self, A: np.ndarray) -> None:
+    def _check_rows(self, A: np.ndarray, name: str = "A") -> None:
         if A.shape[0] != self.m:
-            raise ValueError(f"`A` must have m={self.m} rows, got shape {A.shape}.")
+            raise ValueError(
+                f"`{name}` must have m={self.m} rows, got shape {A.shape}; build "
+                f"the code with m={A.shape[0]} for this matrix."
+            )
 
     def _assemble(self, sources: np.ndarray, context: UnitContext) -> np.ndarray:
         return sources.reshape(-1, context.width)[: self.m]
@@ -569,7 +572,7 @@ class RowMDSCode(UnitCode):
         list of array, length n
         """
         array, output = fields.prepare_single(X, self._p)
-        self._check_rows(array)
+        self._check_rows(array, "X")
         shares = self._encode_workers(array, self.block_rows)
         return [fields.as_output(share, output, self._p) for share in shares]
 

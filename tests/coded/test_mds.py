@@ -338,7 +338,8 @@ def test_row_mds_encode_and_decode_the_product(field):
     np.testing.assert_array_equal(np.concatenate(shares)[:4], systematic_rows)
     C = code.decode({0: shares[0] @ Y, 2: shares[2] @ Y})  # 5 coded rows >= m
     np.testing.assert_allclose(C, X @ Y, rtol=0, atol=1e-9)
-    with pytest.raises(ValueError, match=re.escape("`A` must have m=4 rows")):
+    message = "`X` must have m=4 rows, got shape (3, 2); build the code with m=3"
+    with pytest.raises(ValueError, match=re.escape(message)):
         code.encode(X[:3])
 
 
@@ -552,7 +553,8 @@ VALIDATION = [
     (
         lambda: RowMDSCode([2, 2], 3).encode_operands(np.ones((4, 2)), np.ones(2)),
         ValueError,
-        "`A` must have m=3 rows, got shape (4, 2).",
+        "`A` must have m=3 rows, got shape (4, 2); build the code with m=4 for this "
+        "matrix.",
     ),
     (
         lambda: MDSCode(3, 2).encode_residues([[1]], [[1]]),
