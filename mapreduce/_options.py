@@ -96,7 +96,7 @@ class MapReduceOptions:
         ``straggler_slack < 0``, ``emulated_bandwidth <= 0`` or
         ``group_bytes < 1``.
     TypeError
-        If `speculate` is not a bool.
+        If `speculate` or `progress` is not a bool.
 
     Examples
     --------
@@ -135,7 +135,7 @@ class MapReduceOptions:
                 self.timeout, "timeout", min_value=0.0, strict_min=True
             ),
             "straggler_slack": _check_slack(self.straggler_slack),
-            "progress": bool(self.progress),
+            "progress": check_flag(self.progress, "progress"),
             "emulated_bandwidth": None
             if self.emulated_bandwidth is None
             else check_bandwidth(self.emulated_bandwidth),

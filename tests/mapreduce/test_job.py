@@ -532,11 +532,12 @@ def test_flags_must_be_bools(client, keywords, message):
         run_mapreduce(TEXTS, count_words, sum_counts, K=4, client=client, **keywords)
 
 
+@pytest.mark.parametrize("name", ["speculate", "progress"])
 @pytest.mark.parametrize("value", ["no", "False", 0, None])
-def test_speculate_must_be_a_bool(value):
-    with pytest.raises(TypeError, match=r"`speculate` must be True or False, got"):
-        MapReduceOptions(speculate=value)
-    assert MapReduceOptions(speculate=np.False_).speculate is False
+def test_option_flags_must_be_bools(name, value):
+    with pytest.raises(TypeError, match=rf"`{name}` must be True or False, got"):
+        MapReduceOptions(**{name: value})
+    assert getattr(MapReduceOptions(**{name: np.False_}), name) is False
 
 
 def test_split_cuts_records_into_the_placements_files(client):
