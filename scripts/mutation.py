@@ -154,19 +154,51 @@ SHARDS: dict[str, Shard] = {
     ),
     "theory-homogeneous": Shard(
         ("theory/_homogeneous.py", "theory/_homogeneous_sim.py"),
-        ("tests/theory/test_homogeneous.py",),
+        (
+            "tests/theory/test_homogeneous.py",
+            "tests/theory/test_theory_error_branches.py",
+            "tests/theory/test_heterogeneous.py",  # _lambertw_lower
+        ),
     ),
     "theory-heterogeneous": Shard(
         ("theory/_heterogeneous.py", "theory/_exact_latency.py"),
-        ("tests/theory/test_heterogeneous.py",),
+        (
+            "tests/theory/test_heterogeneous.py",
+            "tests/theory/test_theory_error_branches.py",
+            "tests/theory/test_simulator.py",  # the exact allocation latencies
+            "tests/theory/test_overhead.py",
+        ),
     ),
-    "theory-cdc": Shard(("theory/_cdc.py",), ("tests/theory/test_cdc.py",)),
+    "theory-cdc": Shard(
+        ("theory/_cdc.py",),
+        (
+            "tests/theory/test_cdc.py",
+            "tests/theory/test_theory_error_branches.py",
+            "tests/mapreduce/test_placement.py",  # place_k3 solves the K = 3 LP
+        ),
+    ),
     "theory-gradient": Shard(
         ("theory/_gradient.py", "theory/_physical_limit.py"),
-        ("tests/theory/test_gradient.py", "tests/theory/test_physical_limit.py"),
+        (
+            "tests/theory/test_gradient.py",
+            "tests/theory/test_physical_limit.py",
+            "tests/theory/test_theory_error_branches.py",
+            "tests/theory/test_simulator.py",  # simulate_physical_limit
+        ),
     ),
     "theory-simulator": Shard(
-        ("theory/_simulator.py",), ("tests/theory/test_simulator.py",)
+        ("theory/_simulator.py",),
+        (
+            "tests/theory/test_simulator.py",
+            "tests/theory/test_theory_error_branches.py",
+        ),
+    ),
+    "theory-hierarchical": Shard(
+        ("theory/_hierarchical.py",),
+        (
+            "tests/theory/test_hierarchical_latency.py",
+            "tests/theory/test_theory_error_branches.py",
+        ),
     ),
     "solvers": Shard(
         ("allocation/_solvers.py",),
