@@ -175,6 +175,7 @@ SHARDS: dict[str, Shard] = {
             "tests/theory/test_cdc.py",
             "tests/theory/test_theory_error_branches.py",
             "tests/mapreduce/test_placement.py",  # place_k3 solves the K = 3 LP
+            "tests/mapreduce/test_plan.py",  # loads against the planner's counts
         ),
     ),
     "theory-gradient": Shard(
