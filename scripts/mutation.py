@@ -287,6 +287,49 @@ EQUIVALENT: dict[str, str] = {
     "theory._simulation_result.xǁSimulationResultǁfrom_samples__mutmut_67": (
         "as mutant 63 (strict=False)"
     ),
+    "theory._cdc.x__k3_program__mutmut_3": (
+        "integer cost, A_eq or b_ub arrays (dtype dropped): linprog and milp convert "
+        "them to float64"
+    ),
+    "theory._cdc.x__k3_program__mutmut_5": "as mutant 3",
+    "theory._cdc.x__k3_program__mutmut_67": "as mutant 3",
+    "theory._cdc.x__k3_program__mutmut_69": "as mutant 3",
+    "theory._cdc.x__k3_program__mutmut_80": "as mutant 3",
+    "theory._cdc.x__k3_program__mutmut_82": "as mutant 3",
+    "theory._cdc.x_load_converse__mutmut_40": (
+        "sum from int 0: at least one Fraction term (N > 0), so a Fraction still"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_56": (
+        "linprog without method: scipy's default method is 'highs'"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_58": (
+        "method 'HIGHS': linprog lower-cases the method name"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_70": (
+        "milp without bounds: its default bounds are 0 <= x < inf, as Bounds(0, inf)"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_74": "as mutant 70 (bounds dropped)",
+    "theory._cdc.x_solve_k3_placement__mutmut_91": (
+        "Bounds(0): its default upper bound is inf"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_86": (
+        "sum(x) >= N instead of = N: dropping a file never raises the objective, so "
+        "the optimum is the same; HiGHS returns a vertex with the sum tight (on "
+        "every exhaustive grid of the tests), and K3Placement refuses any other"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_87": "as mutant 86",
+    "theory._cdc.x_solve_k3_placement__mutmut_93": (
+        "the RuntimeError after HiGHS: unreachable, the checks make both programs "
+        "feasible and bounded"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_98": "as mutant 93 (its message)",
+    "theory._cdc.x_solve_k3_placement__mutmut_101": (
+        "ip.x[:8]: only x[:7] is read afterwards (t is the 8th variable)"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_135": (
+        "limit_denominator(1001): the LP optimum is a multiple of 1/2 (half-file "
+        "placements), recovered by either bound"
+    ),
     "allocation._solvers.x_solve_load_balanced__mutmut_48": (
         "share >= cap: a share equal to its cap takes the capped path, whose "
         "equal finish times give the same shares"
