@@ -330,6 +330,75 @@ EQUIVALENT: dict[str, str] = {
         "limit_denominator(1001): the LP optimum is a multiple of 1/2 (half-file "
         "placements), recovered by either bound"
     ),
+    "theory._gradient.x__at_least__mutmut_6": (
+        "one more count column: mass moves up one column per event, so column "
+        "n + 1 stays 0 after n events and adds nothing to P[at least k]"
+    ),
+    "theory._gradient.x__circular_cover__mutmut_3": (
+        "a state s + 1: no transition enters it, so it adds no closed walk to the trace"
+    ),
+    "theory._gradient.x__partial_cover__mutmut_3": (
+        "a state s + 1: the next state max(r, c) - 1 is at most s, as mutant 3 of "
+        "_circular_cover"
+    ),
+    "theory._gradient.x__partial_cover__mutmut_13": (
+        "a column s + 3 of ones: pmf's column s + 2 is never read (c < s + 2)"
+    ),
+    "theory._gradient.x__partial_cover__mutmut_20": (
+        "column s + 2 filled by the loop, then set to 0 as before"
+    ),
+    "theory._gradient.x__cover_times__mutmut_1": (
+        "default partial=True: the one caller always passes partial"
+    ),
+    "theory._gradient.x_gradient_loads__mutmut_17": (
+        "another placeholder profile: it only carries n to _check, whose checks "
+        "read neither a nor mu"
+    ),
+    "theory._gradient.x_gradient_loads__mutmut_18": "as mutant 17 (mu)",
+    "theory._gradient.x_simulate_gradient_step_time__mutmut_55": (
+        "np.sort without axis: its default axis is -1, the workers' axis 1"
+    ),
+    "theory._gradient.x_expected_gradient_step_time__mutmut_32": (
+        "the window search's first step doubled: the window ends at most twice "
+        "as far, where the survival is below 1e-12, and the adaptive integral "
+        "is the same to its tolerance"
+    ),
+    "theory._physical_limit.x__log_laplace__mutmut_22": (
+        "complement <= 0.5: at exactly 0.5 both branches give log(1/2) to an ulp"
+    ),
+    "theory._physical_limit.x__log_laplace__mutmut_30": (
+        "min(complement, 1.5): the clipped value is selected only where the "
+        "complement is < 0.5; elsewhere it is <= sum(weights) < 1, so log1p stays "
+        "finite (or -inf, divide ignored) and no warning is raised"
+    ),
+    "theory._physical_limit.x_physical_limit_bound__mutmut_16": (
+        "no early return for a = 0: e^0 E_1(0) = inf, so the speed is inf and "
+        "m / inf = 0.0, the same value, without a warning"
+    ),
+    "theory._physical_limit.x_physical_limit_bound__mutmut_27": (
+        "min(x, 501): `small` is selected only where x <= 500"
+    ),
+    "theory._physical_limit.x_physical_limit_bound__mutmut_35": (
+        "x < 500: at x = 500 exactly, U(1, 1, x) and e^x E_1(x) agree to 1e-15"
+    ),
+    "theory._physical_limit.x_expected_physical_limit__mutmut_42": (
+        "quad's default epsabs (1.5e-8) instead of 0: on every tested profile the "
+        "result moves by < 2e-12 relative, below the documented 10 digits"
+    ),
+    "theory._physical_limit.x_expected_physical_limit__mutmut_43": (
+        "as mutant 42 (default epsrel 1.5e-8)"
+    ),
+    "theory._physical_limit.x_expected_physical_limit__mutmut_44": (
+        "quad's default limit of 50 subintervals: the scaled integrand is smooth "
+        "and decreasing, quad never needs 50"
+    ),
+    "theory._physical_limit.x_expected_physical_limit__mutmut_48": (
+        "as mutant 44 (limit 201)"
+    ),
+    "theory._physical_limit.x_expected_physical_limit__mutmut_22": (
+        "2/mu in the scale of t: the integral does not depend on the scale, which "
+        "changes by less than 2x, and quad converges to the same digits"
+    ),
     "allocation._solvers.x_solve_load_balanced__mutmut_48": (
         "share >= cap: a share equal to its cap takes the capped path, whose "
         "equal finish times give the same shares"
