@@ -157,7 +157,7 @@ SHARDS: dict[str, Shard] = {
         (
             "tests/theory/test_homogeneous.py",
             "tests/theory/test_theory_error_branches.py",
-            "tests/theory/test_heterogeneous.py",  # _lambertw_lower
+            "tests/theory/test_heterogeneous.py",  # _lambertw_lower_excess
         ),
     ),
     "theory-heterogeneous": Shard(
@@ -398,6 +398,49 @@ EQUIVALENT: dict[str, str] = {
     "theory._physical_limit.x_expected_physical_limit__mutmut_22": (
         "2/mu in the scale of t: the integral does not depend on the scale, which "
         "changes by less than 2x, and quad converges to the same digits"
+    ),
+    "theory._homogeneous.x__harmonic_tail__mutmut_7": (
+        "integer arange (dtype None or dropped): 1.0 / int64 is float64 alike"
+    ),
+    "theory._homogeneous.x__harmonic_tail__mutmut_10": "as mutant 7",
+    "theory._homogeneous.x_optimal_k_mds__mutmut_23": "as _harmonic_tail's mutant 7",
+    "theory._homogeneous.x_optimal_k_mds__mutmut_27": "as _harmonic_tail's mutant 7",
+    "theory._homogeneous.x_expected_latency_replication__mutmut_12": (
+        "parts = n / r: r divides n, so a whole float, and _harmonic_tail's "
+        "arange over it gives the same terms"
+    ),
+    "theory._homogeneous_sim.x__order_statistic__mutmut_22": (
+        "reshape(-2, parts, r): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "theory._homogeneous_sim.x__order_statistic__mutmut_31": (
+        "np.partition without axis: its default axis is -1, the workers' axis 1"
+    ),
+    "theory._homogeneous_sim.x__sample__mutmut_6": (
+        "at least 2 rows a chunk: chunks only split the generator's row-major "
+        "stream, the same draws in the same rows"
+    ),
+    "theory._simulator.x__decode_times__mutmut_32": (
+        "argsort without axis: its default axis is -1, the batches' axis 1"
+    ),
+    "theory._simulator.x__decode_times__mutmut_57": (
+        "take_along_axis without axis: its default axis is -1, as argsort's"
+    ),
+    "theory._simulator.x__decode_times__mutmut_9": (
+        "astype(None): numpy reads dtype None as float64"
+    ),
+    "theory._simulator.x__decode_times__mutmut_45": (
+        "received > m (1 - 1e-12): the row sums differ from m (1 - 1e-12) unless "
+        "rounding lands on exactly that float, where the tolerance is already met"
+    ),
+    "theory._simulator.x_simulate_latency__mutmut_49": (
+        "idle workers active (loads >= 0): their batches carry 0 rows, so the "
+        "cumulated rows and the first time they reach m are unchanged"
+    ),
+    "theory._simulator.x_simulate_latency__mutmut_56": (
+        "at least 2 trials a chunk: as _homogeneous_sim._sample's mutant 6"
+    ),
+    "theory._simulator.x_simulate_physical_limit__mutmut_26": (
+        "at least 2 trials a chunk: as _homogeneous_sim._sample's mutant 6"
     ),
     "allocation._solvers.x_solve_load_balanced__mutmut_48": (
         "share >= cap: a share equal to its cap takes the capped path, whose "

@@ -192,3 +192,50 @@ BAD = [
 def test_input_validation(call, error, message):
     with pytest.raises(error, match=re.escape(message)):
         call()
+
+
+def test_fractional_and_zero_loads_by_hand():
+    # mu = 1e12: T_i = l_i a_i. Loads 0.5 and 1 (real rows), a third worker idle
+    profile = WorkerProfile(a=[4.0, 1.0, 1.0], mu=[1e12] * 3)
+    both = simulate_latency(profile, [0.5, 1.0, 0.0], m=1.5, trials=1, rng=0)
+    assert both.trials == 1
+    assert both.mean == pytest.approx(2.0, rel=1e-9)  # waits for 0.5 x 4
+    one = simulate_latency(profile, [0.5, 1.0, 0.0], m=1.0, trials=1, rng=0)
+    assert one.mean == pytest.approx(1.0, rel=1e-9)
+
+
+def test_latency_samples_are_the_seeded_draws_across_chunks():
+    # 100_000 workers of one row: 20 trials a chunk of 2e6 batch times, 21 trials
+    # take two; trial t decodes at the k-th smallest a + X[t, i] / mu
+    n, k = 100_000, 5
+    profile = WorkerProfile.homogeneous(n, a=0.5, mu=2.0)
+    result = simulate_latency(profile, np.ones(n), m=k, trials=21, rng=9)
+    X = np.random.default_rng(9).standard_exponential((21, n))
+    samples = np.partition(0.5 + X / 2.0, k - 1, axis=1)[:, k - 1]
+    assert result.trials == 21
+    assert result.mean == pytest.approx(samples.mean(), rel=1e-14)
+    assert result.stderr == pytest.approx(samples.std(ddof=1) / np.sqrt(21), rel=1e-9)
+
+
+def test_physical_limit_samples_are_the_seeded_draws_across_chunks():
+    n = 100_000  # 20 trials a chunk, so 21 trials take two
+    profile = WorkerProfile(a=np.linspace(0.1, 1.0, n), mu=np.full(n, 3.0))
+    result = simulate_physical_limit(profile, 7.0, trials=21, rng=4)
+    X = np.random.default_rng(4).standard_exponential((21, n))
+    samples = 7.0 / (1.0 / (profile.a + X / 3.0)).sum(axis=1)
+    assert result.trials == 21
+    assert result.mean == pytest.approx(samples.mean(), rel=1e-14)
+    again = simulate_physical_limit(profile, 7.0, trials=21, rng=4)
+    assert again.mean == result.mean
+
+
+def test_simulators_default_trials_and_pass_quantiles():
+    assert simulate_latency(PROFILE, [2, 2], m=2, rng=0).trials == 10_000
+    assert simulate_physical_limit(PROFILE, 2.0, rng=0).trials == 10_000
+    for result in (
+        simulate_latency(PROFILE, [2, 2], m=2, trials=5, rng=0, quantiles=(0.25,)),
+        simulate_physical_limit(PROFILE, 2.0, trials=5, rng=0, quantiles=(0.25,)),
+    ):
+        assert list(result.quantiles) == [0.25]
+    one = simulate_physical_limit(WorkerProfile(a=[1.0], mu=[1e12]), 3.0, trials=1)
+    assert one.mean == pytest.approx(3.0, rel=1e-9)  # m / speed, speed 1/a
