@@ -12,6 +12,7 @@ from scipy import optimize
 from theory import (
     GroupProfile,
     WorkerProfile,
+    best_loads_at,
     bpcc_optimum,
     bpcc_tau,
     expected_rows,
@@ -338,3 +339,41 @@ BAD = [
 def test_input_validation(call, error, message):
     with pytest.raises(error, match=re.escape(message)):
         call()
+
+
+def _rows_by_definition(load, t, a, mu, b, c):
+    """v sum_j P[j v (a + X/mu) + j c <= t], v = load / b (vectorised over load)."""
+    v = np.asarray(load, dtype=float)[:, None] / b
+    j = np.arange(1, b + 1)
+    slack = mu * ((t / j - c) / v - a)
+    return (v * -np.expm1(-np.maximum(slack, 0.0))).sum(axis=1)
+
+
+def test_best_loads_at_one_batch_is_hcmm_load():
+    # b = 1, c = 0: l (1 - e^{-mu (t/l - a)}) peaks at HCMM's l = t / lambda
+    p = WorkerProfile(a=[1.0, 0.5, 2.0], mu=[4.0, 1.0, 0.3])
+    loads = best_loads_at(p, 7.0, batches=1)
+    np.testing.assert_allclose(loads, 7.0 / hcmm_lambda(p), rtol=1e-7)
+    # a cap below the optimum binds (the objective is unimodal); a scalar cap too
+    capped = best_loads_at(p, 7.0, batches=1, l_max=[2.0, 100.0, 1.0])
+    np.testing.assert_allclose(capped, [2.0, loads[1], 1.0], rtol=1e-7)
+    np.testing.assert_allclose(
+        best_loads_at(p, 7.0, batches=[1, 1, 1], l_max=2.0),
+        np.minimum(loads, 2.0),
+        rtol=1e-7,
+    )
+
+
+@pytest.mark.parametrize("b", [1, 3])
+def test_best_loads_at_beats_a_dense_grid(b):
+    p = WorkerProfile(a=[1.0, 0.5, 2.0], mu=[4.0, 1.0, 0.3], c=[0.2, 0.0, 0.5])
+    t = 7.0
+    loads = best_loads_at(p, t, batches=b)
+    for i in range(3):
+        a, mu, c = p.a[i], p.mu[i], p.c[i]
+        grid = np.linspace(1e-6, b * t / a, 100_001)  # beyond b t / a nothing ends
+        values = _rows_by_definition(grid, t, a, mu, b, c)
+        best = _rows_by_definition([loads[i]], t, a, mu, b, c)[0]
+        assert best >= values.max() * (1 - 1e-12)
+        assert best <= values.max() * (1 + 1e-6)  # the grid comes within 1e-6
+        assert loads[i] == pytest.approx(grid[np.argmax(values)], rel=1e-3)

@@ -3,6 +3,7 @@
 See docs/theory/model.md#the-monte-carlo-simulator.
 """
 
+import itertools
 import re
 
 import numpy as np
@@ -21,6 +22,7 @@ from theory import (
     simulate_latency,
     simulate_physical_limit,
 )
+from theory._exact_latency import _rows_distribution
 
 THREE_GROUPS = GroupProfile(N=[20, 30, 50], a=[1, 1, 1], mu=[4, 2, 1])
 
@@ -239,3 +241,54 @@ def test_simulators_default_trials_and_pass_quantiles():
         assert list(result.quantiles) == [0.25]
     one = simulate_physical_limit(WorkerProfile(a=[1.0], mu=[1e12]), 3.0, trials=1)
     assert one.mean == pytest.approx(3.0, rel=1e-9)  # m / speed, speed 1/a
+
+
+def _rows_pmf_by_enumeration(t, workers, m):
+    """P[min(S(t), m) = s], s = 0..m, over every combination of finished batches."""
+    per_worker = []
+    for a, mu, r, b, c in workers:
+        j = np.arange(1, b + 1)
+        at_least = -np.expm1(-mu * np.maximum((t / j - c) / r - a, 0.0))
+        at_least = np.concatenate([[1.0], at_least, [0.0]])
+        per_worker.append(at_least[:-1] - at_least[1:])
+    pmf = np.zeros(m + 1)
+    for counts in itertools.product(*(range(len(p)) for p in per_worker)):
+        rows = sum(j * w[2] for j, w in zip(counts, workers, strict=True))
+        chance = [p[j] for p, j in zip(per_worker, counts, strict=True)]
+        pmf[min(rows, m)] += np.prod(chance)
+    return pmf
+
+
+@pytest.mark.parametrize("m", [2, 3, 5])
+def test_rows_distribution_against_enumeration(m):
+    # (a, mu, r rows a batch, b batches, c): three lone workers, whose batches
+    # reach or pass m, and groups of 3 and 2 identical ones (an FFT power each)
+    workers = [
+        (0.5, 1.0, 1, 2, 0.0),
+        (0.2, 2.0, 2, 2, 0.1),
+        (1.0, 0.5, 3, 2, 0.0),
+        *[(0.3, 1.5, 1, 2, 0.05)] * 3,
+        *[(0.1, 3.0, 2, 1, 0.0)] * 2,
+    ]
+    a, mu, r, b, c = (np.array(column) for column in zip(*workers, strict=True))
+    t = np.array([0.3, 0.8, 1.5, 3.0])
+    state = _rows_distribution(t, a, mu, r, b, c, m)
+    for row, time in zip(state, t, strict=True):
+        np.testing.assert_allclose(
+            row, _rows_pmf_by_enumeration(time, workers, m), rtol=1e-12, atol=1e-15
+        )
+
+
+def test_order_statistics_of_fast_and_of_unequal_workers():
+    # a = 0, mu = 1e6: the whole mass lies below 1e-4; a + (H_3 - H_{3-k}) / mu
+    fast = expected_order_statistics(WorkerProfile.homogeneous(3, a=0.0, mu=1e6))
+    np.testing.assert_allclose(fast, np.array([1 / 3, 5 / 6, 11 / 6]) / 1e6, rtol=1e-9)
+    # Exp(1) and Exp(1e-3): E[min] = 1/1.001, E[max] = 1 + 1000 - 1/1.001; the
+    # maximum's tail outlasts the minimum's by a factor 1000
+    # (the minimum's mass lay between the nodes of equal starting panels: 1.2e-7)
+    unequal = WorkerProfile(a=[0.0, 0.0], mu=[1.0, 1e-3])
+    exact = [1 / 1.001, 1001 - 1 / 1.001]
+    np.testing.assert_allclose(expected_order_statistics(unequal), exact, rtol=1e-9)
+    for m in (1, 2):
+        latency = expected_allocation_latency(unequal, [1, 1], m=m)
+        assert latency == pytest.approx(exact[m - 1], rel=1e-9)
