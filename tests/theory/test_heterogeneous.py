@@ -271,73 +271,86 @@ BAD = [
     (
         lambda: hcmm_lambda(WorkerProfile(a=[0.0], mu=[1.0])),
         ValueError,
-        "HCMM needs every shift `a` > 0",
+        "HCMM needs every shift `a` > 0 (with a = 0 the optimal load is unbounded; "
+        "cap it with `l_max`), got a=[0.0].",
     ),
-    (lambda: hcmm_latency(THREE_GROUPS, 0.0), ValueError, "`m` must be > 0.0"),
+    (
+        lambda: hcmm_latency(THREE_GROUPS, 0.0),
+        ValueError,
+        "`m` must be > 0.0, got m=0.0.",
+    ),
     (
         lambda: hcmm_latency([1, 2], 1.0),
         TypeError,
-        "`profile` must be a WorkerProfile or GroupProfile",
+        "`profile` must be a WorkerProfile or GroupProfile, got list.",
     ),
     (
         lambda: kim_bound(GroupProfile(N=[2], a=[0.0], mu=[1.0]), 5.0, exact=False),
         ValueError,
-        "Kim et al.'s large-N form needs every shift `a` > 0",
+        "Kim et al.'s large-N form needs every shift `a` > 0 (with a = 0 the optimal "
+        "load is unbounded; cap it with `l_max`), got a=[0.0].",
     ),
-    (lambda: kim_bound("x", 5.0), TypeError, "`groups` must be a GroupProfile"),
     (
-        lambda: bpcc_optimum(THREE_GROUPS, 1000.0, batches=0),
+        lambda: kim_bound("x", 5.0),
+        TypeError,
+        "`groups` must be a GroupProfile, got str.",
+    ),
+    (
+        lambda: bpcc_optimum(WorkerProfile(a=[1.0, 1.0], mu=[1, 1]), 5.0, batches=0),
         ValueError,
-        "`batches` entries must be >= 1",
+        "`batches` entries must be >= 1, got [0, 0].",
     ),
     (
         lambda: bpcc_optimum(THREE_GROUPS, 1000.0, batches=1.5),
         TypeError,
-        "`batches` must hold integers",
+        "`batches` must hold integers, got dtype float64.",
     ),
     (
         lambda: bpcc_optimum(THREE_GROUPS, 1000.0, overhead=-1.0),
         ValueError,
-        "`overhead` entries must be >= 0.0",
+        "`overhead` entries must be >= 0.0, got [-1.0].",
     ),
     (
         lambda: bpcc_optimum(THREE_GROUPS, 1000.0, l_max=10.0),
         ValueError,
-        "`l_max` is too small",
+        "`l_max` is too small: the expected rows reach m=1000 only if sum(l_max) "
+        "> m, got sum(l_max)=1000.",
     ),
     (
         lambda: bpcc_optimum(THREE_GROUPS, 1000.0, l_max=-1.0),
         ValueError,
-        "`l_max` entries must be > 0",
+        "`l_max` entries must be > 0, got [-1.0].",
     ),
     (
         lambda: bpcc_optimum(
             WorkerProfile(a=[0.0, 1.0], mu=[1.0, 1.0]), 5.0, l_max=np.inf
         ),
         ValueError,
-        "unbounded load",
+        "a worker with a = 0 takes unbounded load; set a finite `l_max`, got "
+        "a=[0.0, 1.0].",
     ),
     (
         lambda: bpcc_tau(THREE_GROUPS, np.full(100, 10.0), m=1000.0),
         ValueError,
-        "`loads` must hold more than m=1000 rows",
+        "`loads` must hold more than m=1000 rows for E[S] to reach m, got "
+        "sum(loads)=1000.",
     ),
     (
         lambda: expected_rows(THREE_GROUPS, np.ones(99), 1.0),
         ValueError,
-        "`loads` must have length 100",
+        "`loads` must have length 100, got 99.",
     ),
     (
         lambda: expected_rows(THREE_GROUPS, np.ones(100), -1.0),
         ValueError,
-        "`t` must be finite and >= 0",
+        "`t` must be finite and >= 0, got -1.0.",
     ),
 ]
 
 
 @pytest.mark.parametrize(("call", "error", "message"), BAD)
 def test_input_validation(call, error, message):
-    with pytest.raises(error, match=re.escape(message)):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
         call()
 
 

@@ -130,69 +130,78 @@ def test_real_loads_and_quantiles_ordered():
 
 PROFILE = WorkerProfile(a=[0.3, 1.0], mu=[2.0, 0.5])
 BAD = [
-    (lambda: simulate_latency(PROFILE, [1, 1], m=0), ValueError, "`m` must be > 0.0"),
+    (
+        lambda: simulate_latency(PROFILE, [1, 1], m=0),
+        ValueError,
+        "`m` must be > 0.0, got m=0.0.",
+    ),
     (
         lambda: simulate_latency(PROFILE, [1, 1], m=3),
         ValueError,
-        "`loads` must hold at least m=3 rows in total",
+        "`loads` must hold at least m=3 rows in total, got sum(loads)=2.",
     ),
     (
         lambda: simulate_latency(PROFILE, [1, -1], m=1),
         ValueError,
-        "`loads` entries must be >= 0.0",
+        "`loads` entries must be >= 0.0, got [1.0, -1.0].",
     ),
     (
         lambda: simulate_latency(PROFILE, [1], m=1),
         ValueError,
-        "`loads` must have length 2",
+        "`loads` must have length 2, got 1.",
     ),
     (
         lambda: simulate_latency(PROFILE, [2, 2], m=1, batches=[1, 0]),
         ValueError,
-        "`batches` entries must be >= 1",
+        "`batches` entries must be >= 1, got [1, 0].",
     ),
     (
         lambda: simulate_latency(PROFILE, [2, 2], m=1, overhead=-0.1),
         ValueError,
-        "`overhead` entries must be >= 0.0",
+        "`overhead` entries must be >= 0.0, got [-0.1].",
     ),
     (
         lambda: simulate_latency(PROFILE, [2, 2], m=1, trials=0),
         ValueError,
-        "`trials` must be >= 1",
+        "`trials` must be >= 1, got trials=0.",
     ),
     (
         lambda: simulate_latency(PROFILE, [2, 2], m=1, rng="x"),
         TypeError,
-        "`rng` must be a numpy Generator",
+        "`rng` must be a numpy Generator, SeedSequence, int or None, got str.",
     ),
-    (lambda: simulate_physical_limit(PROFILE, -1.0), ValueError, "`m` must be > 0.0"),
+    (
+        lambda: simulate_physical_limit(PROFILE, -1.0),
+        ValueError,
+        "`m` must be > 0.0, got m=-1.0.",
+    ),
     (
         lambda: expected_allocation_latency(PROFILE, [1.5, 2], m=1),
         ValueError,
-        "`loads` must be whole rows",
+        "`loads` must be whole rows, got [1.5, 2.0].",
     ),
     (
         lambda: expected_allocation_latency(PROFILE, [3, 2], m=1, batches=[2, 1]),
         ValueError,
-        "every load must split into whole batches",
+        "every load must split into whole batches (l_i % b_i == 0), "
+        "got loads=[3, 2], batches=[2, 1].",
     ),
     (
         lambda: expected_allocation_latency(PROFILE, [1, 2], m=4),
         ValueError,
-        "`loads` must hold at least m=4 rows in total, got 3",
+        "`loads` must hold at least m=4 rows in total, got 3.",
     ),
     (
         lambda: expected_order_statistics([1.0]),
         TypeError,
-        "`profile` must be a WorkerProfile or GroupProfile",
+        "`profile` must be a WorkerProfile or GroupProfile, got list.",
     ),
 ]
 
 
 @pytest.mark.parametrize(("call", "error", "message"), BAD)
 def test_input_validation(call, error, message):
-    with pytest.raises(error, match=re.escape(message)):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
         call()
 
 
@@ -292,3 +301,29 @@ def test_order_statistics_of_fast_and_of_unequal_workers():
     for m in (1, 2):
         latency = expected_allocation_latency(unequal, [1, 1], m=m)
         assert latency == pytest.approx(exact[m - 1], rel=1e-9)
+
+
+def test_one_worker_allocation_latency_by_hand():
+    # T = l (a + X/mu) + c per batch; every X = 0 gives the start, E[X] = 1/mu
+    one = WorkerProfile(a=[0.5], mu=[1.0])
+    assert expected_allocation_latency(one, [1], m=1) == pytest.approx(1.5, rel=1e-9)
+    # two batches of one row, the first suffices: 1 (0.5 + X) + 0.1
+    first = expected_allocation_latency(one, [2], m=1, batches=2, overhead=0.1)
+    assert first == pytest.approx(1.6, rel=1e-9)
+    # both needed: the second ends at 2 (0.5 + X + 0.1), overhead from the profile
+    with_c = WorkerProfile(a=[0.5], mu=[1.0], c=[0.1])
+    both = expected_allocation_latency(with_c, [2], m=2, batches=2)
+    assert both == pytest.approx(3.2, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("loads", "m", "message"),
+    [
+        ([2, 2], 0, "`m` must be >= 1, got m=0."),
+        ([-1, 3], 1, "`loads` entries must be >= 0.0, got [-1.0, 3.0]."),
+        ([1, 2, 3], 1, "`loads` must have length 2, got 3."),
+    ],
+)
+def test_allocation_latency_messages(loads, m, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        expected_allocation_latency(PROFILE, loads, m=m)
