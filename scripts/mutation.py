@@ -459,6 +459,94 @@ EQUIVALENT: dict[str, str] = {
         "at least 2 rows a chunk: chunks only split the generator's row-major "
         "stream, the same draws in the same rows"
     ),
+    "theory._exact_latency.x__add_worker__mutmut_22": (
+        "shift > m: at shift = m the general branch adds pmf * tail[:, 0] to "
+        "column m too, and nothing below it"
+    ),
+    "theory._exact_latency.x__capped_convolve__mutmut_3": (
+        "a larger FFT (2 << ..., or from 2m + 2 or 3m + 1): the convolution's "
+        "support (up to 2m) fits either way"
+    ),
+    "theory._exact_latency.x__capped_convolve__mutmut_9": "as mutant 3",
+    "theory._exact_latency.x__capped_convolve__mutmut_10": "as mutant 3",
+    "theory._exact_latency.x__capped_convolve__mutmut_13": (
+        "irfft without n: its default 2 (size // 2 + 1 - 1) is size, size even"
+    ),
+    "theory._exact_latency.x__capped_convolve__mutmut_15": "as mutant 13",
+    "theory._exact_latency.x__capped_convolve__mutmut_44": (
+        "summing beyond 2m: the convolution is 0 there up to rounding, clipped at 0"
+    ),
+    "theory._exact_latency.x__capped_convolve__mutmut_45": "as mutant 44",
+    "theory._exact_latency.x__group_distribution__mutmut_3": (
+        "a larger top: the extra counts carry 0 (up to rounding) and the FFT is "
+        "larger, as _capped_convolve's mutant 3"
+    ),
+    "theory._exact_latency.x__group_distribution__mutmut_8": (
+        "a larger FFT: as _capped_convolve's mutant 3"
+    ),
+    "theory._exact_latency.x__group_distribution__mutmut_13": "as mutant 8",
+    "theory._exact_latency.x__group_distribution__mutmut_16": (
+        "irfft without n: as _capped_convolve's mutant 13"
+    ),
+    "theory._exact_latency.x__group_distribution__mutmut_18": "as mutant 16",
+    "theory._exact_latency.x__group_distribution__mutmut_25": (
+        "one more count column: 0 up to rounding, clipped at 0"
+    ),
+    "theory._exact_latency.x__group_distribution__mutmut_46": (
+        "a zero column m + 1: the capped convolution that follows reads it as 0 "
+        "and returns m + 1 columns"
+    ),
+    "theory._exact_latency.x__group_distribution__mutmut_50": (
+        "out[:, m] = ...: column m is still 0 there (the counts below fill columns "
+        "< m only)"
+    ),
+    "theory._exact_latency.x__count_pmf__mutmut_4": (
+        "integer batch indices: t / j is float64 alike"
+    ),
+    "theory._exact_latency.x__count_pmf__mutmut_7": "as mutant 4",
+    "theory._exact_latency.x__count_pmf__mutmut_36": (
+        "one more zero column: a count b + 1 of probability 0, which adds nothing"
+    ),
+    "theory._exact_latency.x__deterministic_start__mutmut_20": (
+        "an earlier start (r a - c, the first batch time, argsort of nothing): "
+        "the survival is 1 before the true start, so start + the integral from "
+        "it is the same"
+    ),
+    "theory._exact_latency.x__deterministic_start__mutmut_23": "as mutant 20",
+    "theory._exact_latency.x__deterministic_start__mutmut_24": "as mutant 20",
+    "theory._exact_latency.x__deterministic_start__mutmut_28": "as mutant 20",
+    "theory._exact_latency.x__deterministic_start__mutmut_9": (
+        "astype(None): numpy reads dtype None as float64"
+    ),
+    "theory._exact_latency.x__rows_distribution__mutmut_2": (
+        "astype(None): the stacked columns are float64 already"
+    ),
+    "theory._exact_latency.x__rows_distribution__mutmut_23": (
+        "zip(..., strict=None/False/dropped): np.unique returns one count per type"
+    ),
+    "theory._exact_latency.x__rows_distribution__mutmut_26": "as mutant 23",
+    "theory._exact_latency.x__rows_distribution__mutmut_27": "as mutant 23",
+    "theory._exact_latency.x_expected_allocation_latency__mutmut_31": (
+        "whole-number float rows: the batch sizes are converted with int() later"
+    ),
+    "theory._exact_latency.x_expected_allocation_latency__mutmut_55": (
+        "r = rows / b: a whole float (rows % b == 0 is checked), read through int()"
+    ),
+    "theory._exact_latency.x_expected_allocation_latency__mutmut_89": (
+        "another first step of the window search (- c, 2/mu): the window still "
+        "ends past the survival's 1e-12 and the graded panels resolve its start"
+    ),
+    "theory._exact_latency.x_expected_allocation_latency__mutmut_93": "as mutant 89",
+    "theory._exact_latency.x_expected_order_statistics__mutmut_38": (
+        "2/mu in the window's first step: as expected_allocation_latency's mutant 89"
+    ),
+    "theory._exact_latency.x_expected_order_statistics__mutmut_24": (
+        "0 / ones: zero overheads as float, as 0 * ones"
+    ),
+    "theory._exact_latency.x_expected_order_statistics__mutmut_6": (
+        "float ones as rows and batches: converted with int() per worker type"
+    ),
+    "theory._exact_latency.x_expected_order_statistics__mutmut_8": "as mutant 6",
     "theory._simulator.x__decode_times__mutmut_32": (
         "argsort without axis: its default axis is -1, the batches' axis 1"
     ),

@@ -314,6 +314,10 @@ def test_one_worker_allocation_latency_by_hand():
     with_c = WorkerProfile(a=[0.5], mu=[1.0], c=[0.1])
     both = expected_allocation_latency(with_c, [2], m=2, batches=2)
     assert both == pytest.approx(3.2, rel=1e-9)
+    # fast workers without shift: the second of three at (H_3 - H_1) / mu
+    fast = WorkerProfile.homogeneous(3, a=0.0, mu=1e6)
+    second = expected_allocation_latency(fast, [1, 1, 1], m=2)
+    assert second == pytest.approx((1 / 2 + 1 / 3) / 1e6, rel=1e-9, abs=0.0)
 
 
 @pytest.mark.parametrize(
