@@ -532,13 +532,13 @@ EQUIVALENT: dict[str, str] = {
     "theory._exact_latency.x_expected_allocation_latency__mutmut_55": (
         "r = rows / b: a whole float (rows % b == 0 is checked), read through int()"
     ),
-    "theory._exact_latency.x_expected_allocation_latency__mutmut_89": (
-        "another first step of the window search (- c, 2/mu): the window still "
-        "ends past the survival's 1e-12 and the graded panels resolve its start"
+    "theory._exact_latency.x_expected_allocation_latency__mutmut_93": (
+        "2/mu in the window search's first step: the window still ends past the "
+        "survival's 1e-12 (at most twice as far) and the graded panels resolve "
+        "its start"
     ),
-    "theory._exact_latency.x_expected_allocation_latency__mutmut_93": "as mutant 89",
     "theory._exact_latency.x_expected_order_statistics__mutmut_38": (
-        "2/mu in the window's first step: as expected_allocation_latency's mutant 89"
+        "2/mu in the window's first step: as expected_allocation_latency's mutant 93"
     ),
     "theory._exact_latency.x_expected_order_statistics__mutmut_24": (
         "0 / ones: zero overheads as float, as 0 * ones"

@@ -314,6 +314,10 @@ def test_one_worker_allocation_latency_by_hand():
     with_c = WorkerProfile(a=[0.5], mu=[1.0], c=[0.1])
     both = expected_allocation_latency(with_c, [2], m=2, batches=2)
     assert both == pytest.approx(3.2, rel=1e-9)
+    # an overhead far above the compute time: 5 + 0.1 (a) + 0.1 (1/mu)
+    slow_start = WorkerProfile(a=[0.1], mu=[10.0], c=[5.0])
+    latency = expected_allocation_latency(slow_start, [1], m=1)
+    assert latency == pytest.approx(5.2, rel=1e-9)
     # fast workers without shift: the second of three at (H_3 - H_1) / mu
     fast = WorkerProfile.homogeneous(3, a=0.0, mu=1e6)
     second = expected_allocation_latency(fast, [1, 1, 1], m=2)
