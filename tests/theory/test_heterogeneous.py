@@ -8,9 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import optimize
+from scipy.special import lambertw
 
 from theory import (
     GroupProfile,
+    KimBound,
     WorkerProfile,
     best_loads_at,
     bpcc_optimum,
@@ -21,6 +23,7 @@ from theory import (
     hcmm_loads,
     kim_bound,
     physical_limit_bound,
+    waterfill_time,
 )
 
 THREE_GROUPS = GroupProfile(N=[20, 30, 50], a=[1, 1, 1], mu=[4, 2, 1])
@@ -390,3 +393,81 @@ def test_best_loads_at_beats_a_dense_grid(b):
         assert best >= values.max() * (1 - 1e-12)
         assert best <= values.max() * (1 + 1e-6)  # the grid comes within 1e-6
         assert loads[i] == pytest.approx(grid[np.argmax(values)], rel=1e-3)
+
+
+@pytest.mark.parametrize("c1", [40.0, 30.0])
+def test_kim_large_n_form_against_scipy_lambertw(c1):
+    # u_j = -1 - W_{-1}(-e^{-(1 + mu_j a_j)}); group j returns N_j mu_j / (1 + u_j)
+    # rows a second once its overhead c_j has passed
+    g = GroupProfile(N=[5, 3], a=[1.0, 2.0], mu=[4.0, 1.0], c=[0.0, c1])
+    u = -1.0 - lambertw(-np.exp(-(1.0 + g.mu * g.a)), k=-1).real
+    rate = g.N * g.mu / (1.0 + u)
+    alone = 100.0 / rate[0]  # 34.68: below c1 = 40, above c1 = 30
+    latency = alone if alone <= c1 else (100.0 + rate[1] * c1) / rate.sum()
+    bound = kim_bound(g, 100.0, exact=False)
+    assert bound.latency == pytest.approx(latency, rel=1e-12)
+    loads = np.maximum(latency - g.c, 0.0) * g.mu / u
+    np.testing.assert_allclose(bound.loads, loads, rtol=1e-12)
+    assert (bound.loads[1] == 0.0) == (c1 == 40.0)
+    np.testing.assert_allclose(bound.k, g.N * u / (1.0 + u), rtol=1e-12)
+    # a WorkerProfile is grouped first
+    workers = kim_bound(g.to_workers(), 100.0, exact=False)
+    assert workers.latency == pytest.approx(bound.latency, rel=1e-12)
+
+
+def test_bpcc_tau_of_one_loaded_worker():
+    # 4 rows at a = mu = 1, the other idle: 4 (1 - e^{-(t/4 - 1)}) = 2 at 4 (1 + ln 2)
+    p = WorkerProfile(a=[1.0, 1.0], mu=[1.0, 1.0])
+    tau = bpcc_tau(p, [0.0, 4.0], m=2.0)
+    assert tau == pytest.approx(4.0 * (1.0 + np.log(2.0)), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: waterfill_time([0.0, 1.0], [0.0, 0.0], 4.0),
+            ValueError,
+            "`rates` entries must be > 0.0, got [0.0, 1.0].",
+        ),
+        (
+            lambda: waterfill_time([1.0, 1.0], [0.0, -1.0], 4.0),
+            ValueError,
+            "`c` entries must be >= 0.0, got [0.0, -1.0].",
+        ),
+        (
+            lambda: waterfill_time([1.0, 1.0], [0.0, 0.0, 0.0], 4.0),
+            ValueError,
+            "`c` must have length 2, got 3.",
+        ),
+        (
+            lambda: bpcc_tau(THREE_GROUPS, [-1.0] + [20.0] * 99, m=1.0),
+            ValueError,
+            "`loads` entries must be >= 0.0, got " + str([-1.0] + [20.0] * 99) + ".",
+        ),
+        (
+            lambda: hcmm_latency(WorkerProfile(a=[0.0], mu=[1.0]), 1.0),
+            ValueError,
+            "HCMM needs every shift `a` > 0 (with a = 0 the optimal load is unbounded; "
+            "cap it with `l_max`), got a=[0.0].",
+        ),
+        (
+            lambda: KimBound(latency="1", loads=[1.0], k=[1.0]),
+            TypeError,
+            "`latency` must be a real number, got str.",
+        ),
+        (
+            lambda: KimBound(latency=1.0, loads="ab", k=[1.0]),
+            TypeError,
+            "`loads` must hold real numbers, got dtype <U2.",
+        ),
+        (
+            lambda: KimBound(latency=1.0, loads=[1.0], k=[np.nan]),
+            ValueError,
+            "`k` must be finite, got [nan].",
+        ),
+    ],
+)
+def test_more_messages(call, error, message):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        call()
