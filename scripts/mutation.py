@@ -459,6 +459,34 @@ EQUIVALENT: dict[str, str] = {
         "at least 2 rows a chunk: chunks only split the generator's row-major "
         "stream, the same draws in the same rows"
     ),
+    "theory._heterogeneous.x_best_loads_at__mutmut_7": (
+        "_cap_vector(None, n, inf) for no cap: np.full(n, inf), as the branch"
+    ),
+    "theory._heterogeneous.x_best_loads_at__mutmut_16": (
+        "_cap_vector's m = None: read only when l_max is None, the other branch"
+    ),
+    "theory._heterogeneous.x_kim_bound__mutmut_52": (
+        "zip(..., strict=None/False/dropped): GroupProfile's columns have one length"
+    ),
+    "theory._heterogeneous.x_kim_bound__mutmut_56": "as mutant 52",
+    "theory._heterogeneous.x_kim_bound__mutmut_58": "as mutant 52",
+    "theory._heterogeneous.x_kim_bound__mutmut_57": (
+        "float N: whole numbers, the same aranges and k"
+    ),
+    "theory._heterogeneous.x_kim_bound__mutmut_66": (
+        "integer arange (dtype None or dropped): 1.0 / int64 is float64 alike"
+    ),
+    "theory._heterogeneous.x_kim_bound__mutmut_70": "as mutant 66",
+    "theory._heterogeneous.x_waterfill_time__mutmut_31": (
+        "argsort without kind 'stable' (or 'STABLE', read case-insensitively): "
+        "workers of equal c swap places, the cumulated sums at each c are the same"
+    ),
+    "theory._heterogeneous.x_waterfill_time__mutmut_33": "as mutant 31",
+    "theory._heterogeneous.x_waterfill_time__mutmut_35": "as mutant 31",
+    "theory._heterogeneous.x_waterfill_time__mutmut_52": (
+        "t < next c: where t equals the next worker's c, adding that worker gives "
+        "the same t (the water level is continuous)"
+    ),
     "theory._exact_latency.x__add_worker__mutmut_22": (
         "shift > m: at shift = m the general branch adds pmf * tail[:, 0] to "
         "column m too, and nothing below it"
