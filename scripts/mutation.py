@@ -459,6 +459,18 @@ EQUIVALENT: dict[str, str] = {
         "at least 2 rows a chunk: chunks only split the generator's row-major "
         "stream, the same draws in the same rows"
     ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_3": (
+        "a first bracket [0, 2]: the doubling and Brent's method find the same "
+        "root to rtol 1e-13"
+    ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_5": (
+        "2001 doublings: the checks before make E[S] reach m, so a bracket is "
+        "found long before (hi overflows after 1024 doublings)"
+    ),
+    "theory._heterogeneous.x_expected_rows__mutmut_29": (
+        "t kept as integers: the times only divide and compare as float64"
+    ),
+    "theory._heterogeneous.x_expected_rows__mutmut_31": "as mutant 29",
     "theory._heterogeneous.x_best_loads_at__mutmut_7": (
         "_cap_vector(None, n, inf) for no cap: np.full(n, inf), as the branch"
     ),

@@ -395,6 +395,9 @@ def test_best_loads_at_beats_a_dense_grid(b):
         assert loads[i] == pytest.approx(grid[np.argmax(values)], rel=1e-3)
 
 
+PAIR = WorkerProfile(a=[0.1, 1.0], mu=[1.0, 2.0])
+
+
 @pytest.mark.parametrize("c1", [40.0, 30.0])
 def test_kim_large_n_form_against_scipy_lambertw(c1):
     # u_j = -1 - W_{-1}(-e^{-(1 + mu_j a_j)}); group j returns N_j mu_j / (1 + u_j)
@@ -420,6 +423,21 @@ def test_bpcc_tau_of_one_loaded_worker():
     p = WorkerProfile(a=[1.0, 1.0], mu=[1.0, 1.0])
     tau = bpcc_tau(p, [0.0, 4.0], m=2.0)
     assert tau == pytest.approx(4.0 * (1.0 + np.log(2.0)), rel=1e-12)
+    # an overhead of 1 s (given, not the profile's 0) delays it by 1
+    late = bpcc_tau(p, [0.0, 4.0], m=2.0, overhead=1.0)
+    assert late == pytest.approx(1.0 + 4.0 * (1.0 + np.log(2.0)), rel=1e-12)
+    # tau below 1 s (the bracket's first end): 4 (0.01 + ln 2 / 100)
+    fast = WorkerProfile(a=[0.01, 0.01], mu=[100.0, 100.0])
+    tau = bpcc_tau(fast, [0.0, 4.0], m=2.0)
+    assert tau == pytest.approx(4.0 * (0.01 + np.log(2.0) / 100.0), rel=1e-12)
+
+
+def test_expected_rows_by_hand_at_several_times():
+    # one row at a = 0.1, mu = 1: 1 - e^{-(t - 0.1)} after 0.1; the idle worker adds 0
+    p = WorkerProfile(a=[0.1, 1.0], mu=[1.0, 2.0])
+    rows = expected_rows(p, [1.0, 0.0], [0.0, 0.5, 1.0])
+    assert rows.shape == (3,)
+    np.testing.assert_allclose(rows, [0.0, -np.expm1(-0.4), -np.expm1(-0.9)])
 
 
 @pytest.mark.parametrize(
@@ -450,6 +468,16 @@ def test_bpcc_tau_of_one_loaded_worker():
             ValueError,
             "HCMM needs every shift `a` > 0 (with a = 0 the optimal load is unbounded; "
             "cap it with `l_max`), got a=[0.0].",
+        ),
+        (
+            lambda: expected_rows(PAIR, [-1.0, 1.0], 1.0),
+            ValueError,
+            "`loads` entries must be >= 0.0, got [-1.0, 1.0].",
+        ),
+        (
+            lambda: expected_rows(PAIR, [1.0, 1.0], np.inf),
+            ValueError,
+            "`t` must be finite and >= 0, got inf.",
         ),
         (
             lambda: KimBound(latency="1", loads=[1.0], k=[1.0]),
