@@ -471,6 +471,31 @@ EQUIVALENT: dict[str, str] = {
         "t kept as integers: the times only divide and compare as float64"
     ),
     "theory._heterogeneous.x_expected_rows__mutmut_31": "as mutant 29",
+    "theory._heterogeneous.x__best_over_batches__mutmut_27": (
+        "rows > max (1 - 1e-12): differs only where every candidate's rows are 0, "
+        "where argmax picks the first candidate either way"
+    ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_7": (
+        "value_at(hi) > m: at equality the next doubling brackets the same root"
+    ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_11": (
+        "tripling instead of doubling: another bracket of the same root"
+    ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_12": (
+        "the message of an unreachable raise (pragma: no cover)"
+    ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_23": (
+        "brentq's default rtol (4 eps) instead of 1e-13: a tighter root"
+    ),
+    "theory._heterogeneous.x__unique_workers__mutmut_4": (
+        "columns without float64: np.column_stack promotes them to float64"
+    ),
+    "theory._heterogeneous.x__unique_workers__mutmut_6": "as mutant 4",
+    "theory._heterogeneous.x__unique_workers__mutmut_19": (
+        "inverse.reshape(None) or (-2): numpy >= 2.0.1 returns unique's inverse 1-D "
+        "already, and reads any negative size as -1"
+    ),
+    "theory._heterogeneous.x__unique_workers__mutmut_21": "as mutant 19",
     "theory._heterogeneous.x_best_loads_at__mutmut_7": (
         "_cap_vector(None, n, inf) for no cap: np.full(n, inf), as the branch"
     ),

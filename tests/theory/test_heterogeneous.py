@@ -11,6 +11,7 @@ from scipy import optimize
 from scipy.special import lambertw
 
 from theory import (
+    BPCCOptimum,
     GroupProfile,
     KimBound,
     WorkerProfile,
@@ -432,6 +433,23 @@ def test_bpcc_tau_of_one_loaded_worker():
     assert tau == pytest.approx(4.0 * (0.01 + np.log(2.0) / 100.0), rel=1e-12)
 
 
+def test_bpcc_default_is_one_batch_hcmm():
+    # one batch, no overhead, loads below the default cap m: HCMM's closed form
+    p = WorkerProfile(a=[0.5, 1.0], mu=[2.0, 1.0])
+    default = bpcc_optimum(p, 10.0)
+    assert default.batches.tolist() == [1, 1]
+    assert default.latency == pytest.approx(hcmm_latency(p, 10.0), rel=1e-9)
+    np.testing.assert_allclose(default.loads, hcmm_loads(p, 10.0), rtol=1e-6)
+
+
+def test_bpcc_optimum_record_converts_and_freezes():
+    record = BPCCOptimum(latency=1.0, loads=[0.5, 0.0], batches=[1.0, 2.0])
+    assert record.loads.tolist() == [0.5, 0.0]
+    assert record.batches.dtype == np.int64
+    assert record.batches.tolist() == [1, 2]
+    assert not record.batches.flags.writeable
+
+
 def test_expected_rows_by_hand_at_several_times():
     # one row at a = 0.1, mu = 1: 1 - e^{-(t - 0.1)} after 0.1; the idle worker adds 0
     p = WorkerProfile(a=[0.1, 1.0], mu=[1.0, 2.0])
@@ -478,6 +496,21 @@ def test_expected_rows_by_hand_at_several_times():
             lambda: expected_rows(PAIR, [1.0, 1.0], np.inf),
             ValueError,
             "`t` must be finite and >= 0, got inf.",
+        ),
+        (
+            lambda: BPCCOptimum(latency="1", loads=[1.0], batches=[1]),
+            TypeError,
+            "`latency` must be a real number, got str.",
+        ),
+        (
+            lambda: BPCCOptimum(latency=1.0, loads=[-1.0], batches=[1]),
+            ValueError,
+            "`loads` entries must be >= 0.0, got [-1.0].",
+        ),
+        (
+            lambda: bpcc_optimum(PAIR, 10.0, batches=None, batch_choices=(0,)),
+            ValueError,
+            "`batch_choices` must be >= 1, got batch_choices=0.",
         ),
         (
             lambda: KimBound(latency="1", loads=[1.0], k=[1.0]),
