@@ -158,19 +158,52 @@ SHARDS: dict[str, Shard] = {
     ),
     "theory-homogeneous": Shard(
         ("theory/_homogeneous.py", "theory/_homogeneous_sim.py"),
-        ("tests/theory/test_homogeneous.py",),
+        (
+            "tests/theory/test_homogeneous.py",
+            "tests/theory/test_theory_error_branches.py",
+            "tests/theory/test_heterogeneous.py",  # _lambertw_lower_excess
+        ),
     ),
     "theory-heterogeneous": Shard(
         ("theory/_heterogeneous.py", "theory/_exact_latency.py"),
-        ("tests/theory/test_heterogeneous.py",),
+        (
+            "tests/theory/test_heterogeneous.py",
+            "tests/theory/test_theory_error_branches.py",
+            "tests/theory/test_simulator.py",  # the exact allocation latencies
+            "tests/theory/test_overhead.py",
+        ),
     ),
-    "theory-cdc": Shard(("theory/_cdc.py",), ("tests/theory/test_cdc.py",)),
+    "theory-cdc": Shard(
+        ("theory/_cdc.py",),
+        (
+            "tests/theory/test_cdc.py",
+            "tests/theory/test_theory_error_branches.py",
+            "tests/mapreduce/test_placement.py",  # place_k3 solves the K = 3 LP
+            "tests/mapreduce/test_plan.py",  # loads against the planner's counts
+        ),
+    ),
     "theory-gradient": Shard(
         ("theory/_gradient.py", "theory/_physical_limit.py"),
-        ("tests/theory/test_gradient.py", "tests/theory/test_physical_limit.py"),
+        (
+            "tests/theory/test_gradient.py",
+            "tests/theory/test_physical_limit.py",
+            "tests/theory/test_theory_error_branches.py",
+            "tests/theory/test_simulator.py",  # simulate_physical_limit
+        ),
     ),
     "theory-simulator": Shard(
-        ("theory/_simulator.py",), ("tests/theory/test_simulator.py",)
+        ("theory/_simulator.py",),
+        (
+            "tests/theory/test_simulator.py",
+            "tests/theory/test_theory_error_branches.py",
+        ),
+    ),
+    "theory-hierarchical": Shard(
+        ("theory/_hierarchical.py",),
+        (
+            "tests/theory/test_hierarchical_latency.py",
+            "tests/theory/test_theory_error_branches.py",
+        ),
     ),
     "solvers": Shard(
         ("allocation/_solvers.py",),
@@ -257,6 +290,354 @@ EQUIVALENT: dict[str, str] = {
     ),
     "theory._simulation_result.xǁSimulationResultǁfrom_samples__mutmut_67": (
         "as mutant 63 (strict=False)"
+    ),
+    "theory._cdc.x__k3_program__mutmut_3": (
+        "integer cost, A_eq or b_ub arrays (dtype dropped): linprog and milp convert "
+        "them to float64"
+    ),
+    "theory._cdc.x__k3_program__mutmut_5": "as mutant 3",
+    "theory._cdc.x__k3_program__mutmut_67": "as mutant 3",
+    "theory._cdc.x__k3_program__mutmut_69": "as mutant 3",
+    "theory._cdc.x__k3_program__mutmut_80": "as mutant 3",
+    "theory._cdc.x__k3_program__mutmut_82": "as mutant 3",
+    "theory._cdc.x_load_converse__mutmut_40": (
+        "sum from int 0: at least one Fraction term (N > 0), so a Fraction still"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_56": (
+        "linprog without method: scipy's default method is 'highs'"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_58": (
+        "method 'HIGHS': linprog lower-cases the method name"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_70": (
+        "milp without bounds: its default bounds are 0 <= x < inf, as Bounds(0, inf)"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_74": "as mutant 70 (bounds dropped)",
+    "theory._cdc.x_solve_k3_placement__mutmut_91": (
+        "Bounds(0): its default upper bound is inf"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_86": (
+        "sum(x) >= N instead of = N: dropping a file never raises the objective, so "
+        "the optimum is the same; HiGHS returns a vertex with the sum tight (on "
+        "every exhaustive grid of the tests), and K3Placement refuses any other"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_87": "as mutant 86",
+    "theory._cdc.x_solve_k3_placement__mutmut_93": (
+        "the RuntimeError after HiGHS: unreachable, the checks make both programs "
+        "feasible and bounded"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_98": "as mutant 93 (its message)",
+    "theory._cdc.x_solve_k3_placement__mutmut_101": (
+        "ip.x[:8]: only x[:7] is read afterwards (t is the 8th variable)"
+    ),
+    "theory._cdc.x_solve_k3_placement__mutmut_135": (
+        "limit_denominator(1001): the LP optimum is a multiple of 1/2 (half-file "
+        "placements), recovered by either bound"
+    ),
+    "theory._gradient.x__at_least__mutmut_6": (
+        "one more count column: mass moves up one column per event, so column "
+        "n + 1 stays 0 after n events and adds nothing to P[at least k]"
+    ),
+    "theory._gradient.x__circular_cover__mutmut_3": (
+        "a state s + 1: no transition enters it, so it adds no closed walk to the trace"
+    ),
+    "theory._gradient.x__partial_cover__mutmut_3": (
+        "a state s + 1: the next state max(r, c) - 1 is at most s, as mutant 3 of "
+        "_circular_cover"
+    ),
+    "theory._gradient.x__partial_cover__mutmut_13": (
+        "a column s + 3 of ones: pmf's column s + 2 is never read (c < s + 2)"
+    ),
+    "theory._gradient.x__partial_cover__mutmut_20": (
+        "column s + 2 filled by the loop, then set to 0 as before"
+    ),
+    "theory._gradient.x__cover_times__mutmut_1": (
+        "default partial=True: the one caller always passes partial"
+    ),
+    "theory._gradient.x_gradient_loads__mutmut_17": (
+        "another placeholder profile: it only carries n to _check, whose checks "
+        "read neither a nor mu"
+    ),
+    "theory._gradient.x_gradient_loads__mutmut_18": "as mutant 17 (mu)",
+    "theory._gradient.x_simulate_gradient_step_time__mutmut_55": (
+        "np.sort without axis: its default axis is -1, the workers' axis 1"
+    ),
+    "theory._gradient.x_expected_gradient_step_time__mutmut_32": (
+        "the window search's first step doubled: the window ends at most twice "
+        "as far, where the survival is below 1e-12, and the adaptive integral "
+        "is the same to its tolerance"
+    ),
+    "theory._physical_limit.x__log_laplace__mutmut_22": (
+        "complement <= 0.5: at exactly 0.5 both branches give log(1/2) to an ulp"
+    ),
+    "theory._physical_limit.x__log_laplace__mutmut_30": (
+        "min(complement, 1.5): the clipped value is selected only where the "
+        "complement is < 0.5; elsewhere it is <= sum(weights) < 1, so log1p stays "
+        "finite (or -inf, divide ignored) and no warning is raised"
+    ),
+    "theory._physical_limit.x_physical_limit_bound__mutmut_16": (
+        "no early return for a = 0: e^0 E_1(0) = inf, so the speed is inf and "
+        "m / inf = 0.0, the same value, without a warning"
+    ),
+    "theory._physical_limit.x_physical_limit_bound__mutmut_27": (
+        "min(x, 501): `small` is selected only where x <= 500"
+    ),
+    "theory._physical_limit.x_physical_limit_bound__mutmut_35": (
+        "x < 500: at x = 500 exactly, U(1, 1, x) and e^x E_1(x) agree to 1e-15"
+    ),
+    "theory._physical_limit.x_expected_physical_limit__mutmut_42": (
+        "quad's default epsabs (1.5e-8) instead of 0: on every tested profile the "
+        "result moves by < 2e-12 relative, below the documented 10 digits"
+    ),
+    "theory._physical_limit.x_expected_physical_limit__mutmut_43": (
+        "as mutant 42 (default epsrel 1.5e-8)"
+    ),
+    "theory._physical_limit.x_expected_physical_limit__mutmut_44": (
+        "quad's default limit of 50 subintervals: the scaled integrand is smooth "
+        "and decreasing, quad never needs 50"
+    ),
+    "theory._physical_limit.x_expected_physical_limit__mutmut_48": (
+        "as mutant 44 (limit 201)"
+    ),
+    "theory._physical_limit.x_expected_physical_limit__mutmut_22": (
+        "2/mu in the scale of t: the integral does not depend on the scale, which "
+        "changes by less than 2x, and quad converges to the same digits"
+    ),
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_15": (
+        "another Newton start for 1e-7 <= s < 1: 8 steps reach the root from it to "
+        "4.2e-13 relative (a grid of 6000 s in [1e-7, 1e7]), within the documented "
+        "1e-12; the last bits depend on the start"
+    ),
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_18": "as mutant 15",
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_19": "as mutant 15",
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_21": "as mutant 15",
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_22": "as mutant 15",
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_13": (
+        "s = 1 starts from the series, not the asymptote: the same root, bit "
+        "for bit on the grid of mutant 15"
+    ),
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_14": (
+        "the series start up to s = 2: the same root to an ulp (grid of mutant 15)"
+    ),
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_23": (
+        "s - log1p(s) as the start for s >= 1: the same root to an ulp (grid of "
+        "mutant 15)"
+    ),
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_26": (
+        "a 9th Newton step: moves the result by at most 3.5e-13 relative (grid of "
+        "mutant 15), within the documented 1e-12"
+    ),
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_3": (
+        "asarray without dtype: s = mu a is a float already"
+    ),
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_5": "as mutant 3",
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_36": (
+        "the divisor's placeholder where u <= 0: that branch is discarded there"
+    ),
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_44": (
+        "Newton at u = 0 too: u = 0 only for s = 0, where the step is 0"
+    ),
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_54": (
+        "u = 1 where u <= 0: only at s = 0, where the series (0) is returned"
+    ),
+    "theory._homogeneous.x__lambertw_lower_excess__mutmut_86": (
+        "the series at s = 1e-7 exactly: it and Newton agree there to 1.1e-13"
+    ),
+    "theory._homogeneous.x__harmonic_tail__mutmut_7": (
+        "integer arange (dtype None or dropped): 1.0 / int64 is float64 alike"
+    ),
+    "theory._homogeneous.x__harmonic_tail__mutmut_10": "as mutant 7",
+    "theory._homogeneous.x_optimal_k_mds__mutmut_23": "as _harmonic_tail's mutant 7",
+    "theory._homogeneous.x_optimal_k_mds__mutmut_27": "as _harmonic_tail's mutant 7",
+    "theory._homogeneous.x_expected_latency_replication__mutmut_12": (
+        "parts = n / r: r divides n, so a whole float, and _harmonic_tail's "
+        "arange over it gives the same terms"
+    ),
+    "theory._homogeneous_sim.x__order_statistic__mutmut_22": (
+        "reshape(-2, parts, r): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "theory._homogeneous_sim.x__order_statistic__mutmut_31": (
+        "np.partition without axis: its default axis is -1, the workers' axis 1"
+    ),
+    "theory._homogeneous_sim.x__sample__mutmut_6": (
+        "at least 2 rows a chunk: chunks only split the generator's row-major "
+        "stream, the same draws in the same rows"
+    ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_3": (
+        "a first bracket [0, 2]: the doubling and Brent's method find the same "
+        "root to rtol 1e-13"
+    ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_5": (
+        "2001 doublings: the checks before make E[S] reach m, so a bracket is "
+        "found long before (hi overflows after 1024 doublings)"
+    ),
+    "theory._heterogeneous.x_expected_rows__mutmut_29": (
+        "t kept as integers: the times only divide and compare as float64"
+    ),
+    "theory._heterogeneous.x_expected_rows__mutmut_31": "as mutant 29",
+    "theory._heterogeneous.x__best_over_batches__mutmut_27": (
+        "rows > max (1 - 1e-12): differs only where every candidate's rows are 0, "
+        "where argmax picks the first candidate either way"
+    ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_7": (
+        "value_at(hi) > m: at equality the next doubling brackets the same root"
+    ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_11": (
+        "tripling instead of doubling: another bracket of the same root"
+    ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_12": (
+        "the message of an unreachable raise (pragma: no cover)"
+    ),
+    "theory._heterogeneous.x__bisect_tau__mutmut_23": (
+        "brentq's default rtol (4 eps) instead of 1e-13: a tighter root"
+    ),
+    "theory._heterogeneous.x__unique_workers__mutmut_4": (
+        "columns without float64: np.column_stack promotes them to float64"
+    ),
+    "theory._heterogeneous.x__unique_workers__mutmut_6": "as mutant 4",
+    "theory._heterogeneous.x__unique_workers__mutmut_19": (
+        "inverse.reshape(None) or (-2): numpy >= 2.0.1 returns unique's inverse 1-D "
+        "already, and reads any negative size as -1"
+    ),
+    "theory._heterogeneous.x__unique_workers__mutmut_21": "as mutant 19",
+    "theory._heterogeneous.x_best_loads_at__mutmut_7": (
+        "_cap_vector(None, n, inf) for no cap: np.full(n, inf), as the branch"
+    ),
+    "theory._heterogeneous.x_best_loads_at__mutmut_16": (
+        "_cap_vector's m = None: read only when l_max is None, the other branch"
+    ),
+    "theory._heterogeneous.x_kim_bound__mutmut_52": (
+        "zip(..., strict=None/False/dropped): GroupProfile's columns have one length"
+    ),
+    "theory._heterogeneous.x_kim_bound__mutmut_56": "as mutant 52",
+    "theory._heterogeneous.x_kim_bound__mutmut_58": "as mutant 52",
+    "theory._heterogeneous.x_kim_bound__mutmut_57": (
+        "float N: whole numbers, the same aranges and k"
+    ),
+    "theory._heterogeneous.x_kim_bound__mutmut_66": (
+        "integer arange (dtype None or dropped): 1.0 / int64 is float64 alike"
+    ),
+    "theory._heterogeneous.x_kim_bound__mutmut_70": "as mutant 66",
+    "theory._heterogeneous.x_waterfill_time__mutmut_31": (
+        "argsort without kind 'stable' (or 'STABLE', read case-insensitively): "
+        "workers of equal c swap places, the cumulated sums at each c are the same"
+    ),
+    "theory._heterogeneous.x_waterfill_time__mutmut_33": "as mutant 31",
+    "theory._heterogeneous.x_waterfill_time__mutmut_35": "as mutant 31",
+    "theory._heterogeneous.x_waterfill_time__mutmut_52": (
+        "t < next c: where t equals the next worker's c, adding that worker gives "
+        "the same t (the water level is continuous)"
+    ),
+    "theory._exact_latency.x__add_worker__mutmut_22": (
+        "shift > m: at shift = m the general branch adds pmf * tail[:, 0] to "
+        "column m too, and nothing below it"
+    ),
+    "theory._exact_latency.x__capped_convolve__mutmut_3": (
+        "a larger FFT (2 << ..., or from 2m + 2 or 3m + 1): the convolution's "
+        "support (up to 2m) fits either way"
+    ),
+    "theory._exact_latency.x__capped_convolve__mutmut_9": "as mutant 3",
+    "theory._exact_latency.x__capped_convolve__mutmut_10": "as mutant 3",
+    "theory._exact_latency.x__capped_convolve__mutmut_13": (
+        "irfft without n: its default 2 (size // 2 + 1 - 1) is size, size even"
+    ),
+    "theory._exact_latency.x__capped_convolve__mutmut_15": "as mutant 13",
+    "theory._exact_latency.x__capped_convolve__mutmut_44": (
+        "summing beyond 2m: the convolution is 0 there up to rounding, clipped at 0"
+    ),
+    "theory._exact_latency.x__capped_convolve__mutmut_45": "as mutant 44",
+    "theory._exact_latency.x__group_distribution__mutmut_3": (
+        "a larger top: the extra counts carry 0 (up to rounding) and the FFT is "
+        "larger, as _capped_convolve's mutant 3"
+    ),
+    "theory._exact_latency.x__group_distribution__mutmut_8": (
+        "a larger FFT: as _capped_convolve's mutant 3"
+    ),
+    "theory._exact_latency.x__group_distribution__mutmut_13": "as mutant 8",
+    "theory._exact_latency.x__group_distribution__mutmut_16": (
+        "irfft without n: as _capped_convolve's mutant 13"
+    ),
+    "theory._exact_latency.x__group_distribution__mutmut_18": "as mutant 16",
+    "theory._exact_latency.x__group_distribution__mutmut_25": (
+        "one more count column: 0 up to rounding, clipped at 0"
+    ),
+    "theory._exact_latency.x__group_distribution__mutmut_46": (
+        "a zero column m + 1: the capped convolution that follows reads it as 0 "
+        "and returns m + 1 columns"
+    ),
+    "theory._exact_latency.x__group_distribution__mutmut_50": (
+        "out[:, m] = ...: column m is still 0 there (the counts below fill columns "
+        "< m only)"
+    ),
+    "theory._exact_latency.x__count_pmf__mutmut_4": (
+        "integer batch indices: t / j is float64 alike"
+    ),
+    "theory._exact_latency.x__count_pmf__mutmut_7": "as mutant 4",
+    "theory._exact_latency.x__count_pmf__mutmut_36": (
+        "one more zero column: a count b + 1 of probability 0, which adds nothing"
+    ),
+    "theory._exact_latency.x__deterministic_start__mutmut_20": (
+        "an earlier start (r a - c, the first batch time, argsort of nothing): "
+        "the survival is 1 before the true start, so start + the integral from "
+        "it is the same"
+    ),
+    "theory._exact_latency.x__deterministic_start__mutmut_23": "as mutant 20",
+    "theory._exact_latency.x__deterministic_start__mutmut_24": "as mutant 20",
+    "theory._exact_latency.x__deterministic_start__mutmut_28": "as mutant 20",
+    "theory._exact_latency.x__deterministic_start__mutmut_9": (
+        "astype(None): numpy reads dtype None as float64"
+    ),
+    "theory._exact_latency.x__rows_distribution__mutmut_2": (
+        "astype(None): the stacked columns are float64 already"
+    ),
+    "theory._exact_latency.x__rows_distribution__mutmut_23": (
+        "zip(..., strict=None/False/dropped): np.unique returns one count per type"
+    ),
+    "theory._exact_latency.x__rows_distribution__mutmut_26": "as mutant 23",
+    "theory._exact_latency.x__rows_distribution__mutmut_27": "as mutant 23",
+    "theory._exact_latency.x_expected_allocation_latency__mutmut_31": (
+        "whole-number float rows: the batch sizes are converted with int() later"
+    ),
+    "theory._exact_latency.x_expected_allocation_latency__mutmut_55": (
+        "r = rows / b: a whole float (rows % b == 0 is checked), read through int()"
+    ),
+    "theory._exact_latency.x_expected_allocation_latency__mutmut_93": (
+        "2/mu in the window search's first step: the window still ends past the "
+        "survival's 1e-12 (at most twice as far) and the graded panels resolve "
+        "its start"
+    ),
+    "theory._exact_latency.x_expected_order_statistics__mutmut_38": (
+        "2/mu in the window's first step: as expected_allocation_latency's mutant 93"
+    ),
+    "theory._exact_latency.x_expected_order_statistics__mutmut_24": (
+        "0 / ones: zero overheads as float, as 0 * ones"
+    ),
+    "theory._exact_latency.x_expected_order_statistics__mutmut_6": (
+        "float ones as rows and batches: converted with int() per worker type"
+    ),
+    "theory._exact_latency.x_expected_order_statistics__mutmut_8": "as mutant 6",
+    "theory._simulator.x__decode_times__mutmut_32": (
+        "argsort without axis: its default axis is -1, the batches' axis 1"
+    ),
+    "theory._simulator.x__decode_times__mutmut_57": (
+        "take_along_axis without axis: its default axis is -1, as argsort's"
+    ),
+    "theory._simulator.x__decode_times__mutmut_9": (
+        "astype(None): numpy reads dtype None as float64"
+    ),
+    "theory._simulator.x__decode_times__mutmut_45": (
+        "received > m (1 - 1e-12): the row sums differ from m (1 - 1e-12) unless "
+        "rounding lands on exactly that float, where the tolerance is already met"
+    ),
+    "theory._simulator.x_simulate_latency__mutmut_49": (
+        "idle workers active (loads >= 0): their batches carry 0 rows, so the "
+        "cumulated rows and the first time they reach m are unchanged"
+    ),
+    "theory._simulator.x_simulate_latency__mutmut_56": (
+        "at least 2 trials a chunk: as _homogeneous_sim._sample's mutant 6"
+    ),
+    "theory._simulator.x_simulate_physical_limit__mutmut_26": (
+        "at least 2 trials a chunk: as _homogeneous_sim._sample's mutant 6"
     ),
     "allocation._solvers.x_solve_load_balanced__mutmut_48": (
         "share >= cap: a share equal to its cap takes the capped path, whose "

@@ -106,7 +106,11 @@ def _integrate(survival, lo: float, hi: float, *, tol: float = 1e-10) -> np.ndar
 
     `survival` maps times (shape (P,)) to values (shape (P, d)). An interval is
     accepted when its 8-point estimate and the sum of its halves' differ by at
-    most its share of ``tol * (hi - lo)``; otherwise the halves are refined.
+    most its share of ``tol * (hi - lo)``; otherwise the halves are refined. The
+    16 starting panels are graded geometrically from ``1e-6 (hi - lo)`` after
+    `lo`: a survival that falls within a small fraction of the window (a fast
+    worker beside a slow one) would otherwise fall between the nodes of equal
+    panels, whose estimate and halves then agree on 0.
     """
 
     def panels(left, right):
@@ -115,7 +119,7 @@ def _integrate(survival, lo: float, hi: float, *, tol: float = 1e-10) -> np.ndar
         values = survival(nodes.reshape(-1)).reshape(*nodes.shape, -1)
         return np.einsum("kqd,q,k->kd", values, _WEIGHTS, half)
 
-    edges = np.linspace(lo, hi, 17)
+    edges = lo + (hi - lo) * np.concatenate([[0.0], np.geomspace(1e-6, 1.0, 16)])
     left, right = edges[:-1], edges[1:]
     whole = panels(left, right)
     total = 0.0

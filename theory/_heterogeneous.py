@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from theory._homogeneous import _lambertw_lower
+from theory._homogeneous import _lambertw_lower_excess
 from theory._models import GroupProfile, WorkerProfile
 from theory.validation import check_int, check_real, check_real_vector
 
@@ -305,7 +305,7 @@ def hcmm_lambda(profile: WorkerProfile | GroupProfile) -> np.ndarray:
     """
     workers = _as_workers(profile)
     _positive_shift(workers.a, "HCMM")
-    return -(1.0 + _lambertw_lower(workers.mu * workers.a)) / workers.mu
+    return _lambertw_lower_excess(workers.mu * workers.a) / workers.mu
 
 
 def hcmm_latency(profile: WorkerProfile | GroupProfile, m: float) -> float:
@@ -357,10 +357,10 @@ def hcmm_latency(profile: WorkerProfile | GroupProfile, m: float) -> float:
     workers = _as_workers(profile)
     m = _check_m(m)
     _positive_shift(workers.a, "HCMM")
-    w = _lambertw_lower(workers.mu * workers.a)
+    rates = workers.mu / (1.0 + _lambertw_lower_excess(workers.mu * workers.a))
     if not np.any(workers.c):
-        return m / float(np.sum(workers.mu / -w))
-    return waterfill_time(workers.mu / -w, workers.c, m)
+        return m / float(np.sum(rates))
+    return waterfill_time(rates, workers.c, m)
 
 
 def hcmm_loads(profile: WorkerProfile | GroupProfile, m: float) -> np.ndarray:
@@ -504,12 +504,12 @@ def kim_bound(groups: GroupProfile, m: float, *, exact: bool = True) -> KimBound
     m = _check_m(m)
     if not exact:
         _positive_shift(groups.a, "Kim et al.'s large-N form")
-        w = _lambertw_lower(groups.mu * groups.a)
-        latency = waterfill_time(groups.N * groups.mu / -w, groups.c, m)
+        u = _lambertw_lower_excess(groups.mu * groups.a)
+        latency = waterfill_time(groups.N * groups.mu / (1.0 + u), groups.c, m)
         return KimBound(
             latency=latency,
-            loads=np.maximum(latency - groups.c, 0.0) * groups.mu / -(1.0 + w),
-            k=groups.N * (1.0 + 1.0 / w),
+            loads=np.maximum(latency - groups.c, 0.0) * groups.mu / u,
+            k=groups.N * u / (1.0 + u),
         )
     best_ratio, best_k, best_c = [], [], []
     for N, a, mu in zip(groups.N.astype(np.int64), groups.a, groups.mu, strict=True):

@@ -37,20 +37,27 @@ def _harmonic_tail(n: int, k: int) -> float:
     return float(np.sum(1.0 / np.arange(n - k + 1, n + 1, dtype=np.float64)))
 
 
-def _lambertw_lower(s: np.ndarray | float) -> np.ndarray:
-    r"""Return :math:`W_{-1}(-e^{-(1 + s)})` for ``s >= 0`` (values ``<= -1``).
+def _lambertw_lower_excess(s: np.ndarray | float) -> np.ndarray:
+    r"""Return :math:`u = -1 - W_{-1}(-e^{-(1 + s)}) \ge 0` for ``s >= 0``.
 
-    Solves :math:`u - \log(1 + u) = s` for :math:`u \ge 0` by Newton's method from
-    the branch-point series (small ``s``) or the asymptote (large ``s``); then
-    :math:`W_{-1} = -(1 + u)`. Unlike ``scipy.special.lambertw`` this stays accurate
-    next to the branch point ``s = 0`` and does not underflow for ``s > 700``.
+    `u` solves :math:`u - \log(1 + u) = s`. For ``s < 1e-7`` it is the
+    branch-point series :math:`u = q + q^2/3 + 11 q^3/72 + 43 q^4/540`,
+    :math:`q = \sqrt{2(1 - e^{-s})}` (Corless et al., 1996, eq. 4.22; the next
+    term is below ``2e-15 u``), where Newton's residual would cancel; otherwise
+    Newton's method from that series' first terms (``s < 1``) or the asymptote.
+    Relative error below 1e-12 for every ``s``: unlike
+    ``scipy.special.lambertw``, accurate next to the branch point, without
+    underflow for ``s > 700``; returning `u` rather than
+    :math:`W_{-1} = -(1 + u)` keeps it for ``u`` below the float spacing of 1.
     """
     s = np.asarray(s, dtype=np.float64)
     u = np.where(s < 1.0, np.sqrt(2.0 * s) + 2.0 * s / 3.0, s + np.log1p(s))
     for _ in range(8):
         safe = np.where(u > 0.0, u, 1.0)
         u = np.where(u > 0.0, u - (u - np.log1p(u) - s) * (1.0 + u) / safe, 0.0)
-    return -(1.0 + u)
+    q = np.sqrt(-2.0 * np.expm1(-s))
+    series = q * (1.0 + q * (1.0 / 3.0 + q * (11.0 / 72.0 + q * (43.0 / 540.0))))
+    return np.where(s < 1e-7, series, u)
 
 
 def expected_kth_completion(n: int, k: int, *, mu: float, shift: float) -> float:
@@ -335,7 +342,8 @@ def optimal_rate_asymptotic(*, a: float, mu: float) -> float:
     68.2
     """
     a, mu = _check_a_mu(a, mu)
-    return float(1.0 + 1.0 / _lambertw_lower(mu * a))
+    u = _lambertw_lower_excess(mu * a)
+    return float(u / (1.0 + u))
 
 
 def expected_latency_mds_asymptotic(n: int, *, a: float, mu: float) -> float:
@@ -380,4 +388,4 @@ def expected_latency_mds_asymptotic(n: int, *, a: float, mu: float) -> float:
     """
     n = check_int(n, "n", min_value=1)
     a, mu = _check_a_mu(a, mu)
-    return float(-_lambertw_lower(mu * a) / (n * mu))
+    return float((1.0 + _lambertw_lower_excess(mu * a)) / (n * mu))

@@ -9,8 +9,11 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from theory import (
+    K3Placement,
     load_coded,
+    load_converse,
     load_envelope,
+    load_hypercube,
     load_optimal,
     load_uncoded,
     solve_k3_placement,
@@ -250,8 +253,109 @@ def test_k3_storage_beyond_N_is_capped():
             TypeError,
             "`M[2]` must be an integer, got float 3.0.",
         ),
+        (
+            lambda: solve_k3_placement("abc", 3),
+            ValueError,
+            "`M` must have 3 entries (K = 3), got 0.",
+        ),
+        (lambda: load_uncoded(1, 0), ValueError, "`K` must be >= 1, got K=0."),
+        (lambda: load_envelope(1, 0), ValueError, "`K` must be >= 1, got K=0."),
+        (lambda: load_optimal(1, 1, 0), ValueError, "`K` must be >= 1, got K=0."),
+        (lambda: load_optimal(0, 1, 3), ValueError, "`r` must be >= 1, got r=0."),
+        (lambda: load_converse({1: 1}, 0), ValueError, "`K` must be >= 1, got K=0."),
+        (
+            lambda: load_converse({0: 1}, 3),
+            ValueError,
+            "`replication` must be >= 1, got replication=0.",
+        ),
+        (
+            lambda: load_converse({4: 1}, 3),
+            ValueError,
+            "`replication` must be <= 3, got replication=4.",
+        ),
+        (
+            lambda: load_converse({2: -1}, 3),
+            ValueError,
+            "`files_at[2]` must be >= 0, got files_at[2]=-1.",
+        ),
+        (
+            lambda: load_hypercube((2, 0)),
+            ValueError,
+            "`class_sizes[1]` must be >= 1, got class_sizes[1]=0.",
+        ),
     ],
 )
 def test_input_validation(call, error, message):
-    with pytest.raises(error, match=re.escape(message)):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
         call()
+
+
+def test_rational_r_stays_exact_and_numpy_floats_convert():
+    # 4/3 has no float: a float detour would miss (1 - 4/9) / (4/3) = 5/12
+    assert load_coded(Fraction(4, 3), 3) == Fraction(5, 12)
+    assert load_uncoded(Fraction(4, 3), 3) == Fraction(5, 9)
+    # (2/3) L(1) + (1/3) L(2) = (2/3)(2/3) + (1/3)(1/6)
+    assert load_envelope(Fraction(4, 3), 3) == Fraction(1, 2)
+    # a NumPy float is Real but not a float: converted through float()
+    assert load_coded(np.float32(1.5), 3) == Fraction(1, 3)
+    assert load_envelope(np.float32(1.5), 3) == Fraction(5, 12)
+
+
+def test_one_node_is_valid_and_loads_nothing():
+    # K = 1 (r = s = 1): the node holds every file, nothing to shuffle
+    assert load_coded(1, 1) == load_uncoded(1, 1) == load_envelope(1, 1) == 0
+    assert load_optimal(1, 1, 1) == 0
+    assert load_converse({1: 5}, 1) == 0
+
+
+def test_converse_by_hand():
+    # one file at 1 node, three at 2 of K = 4: (1 * 3/4 + 3 * 2/8) / 4
+    assert load_converse({1: 1, 2: 3}, 4) == Fraction(3, 8)
+    # files at every node cost nothing; files counted 0 times add nothing
+    assert load_converse({4: 2, 1: 0}, 4) == 0
+    assert load_converse({1: 0, 2: 6}, 4) == Fraction(1, 4)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "load"),
+    [
+        # r = 2, K = 5: pairs (K - r) / (2K) = 3/10 beat the design's max(2, 3)/5
+        ((2, 3), Fraction(3, 10)),
+        # r = 3, K = 9: design max(4, 6/2) / 9 = 4/9 vs pairs 6/18 = 1/3
+        ((1, 3, 5), Fraction(1, 3)),
+        # r = 4, K = 8: design max(1, 4/3) / 8 = 1/6 vs pairs 4/16
+        ((2, 2, 2, 2), Fraction(1, 6)),
+        # a class of one node: K = 4, r = 3, design max(1, 1/2) / 4 vs pairs 1/8
+        ((1, 1, 2), Fraction(1, 8)),
+        # r = 5, K = 16: the largest class decides, max(3, 11/4) / 16 < 11/32
+        ((3, 3, 3, 3, 4), Fraction(3, 16)),
+    ],
+)
+def test_hypercube_load_by_hand(sizes, load):
+    assert load_hypercube(sizes) == load
+
+
+def _placement(a, b, c, M=(9, 9, 9)):
+    return K3Placement(
+        M=M,
+        N=sum(a) + sum(b) + c,
+        a=a,
+        b=b,
+        c=c,
+        load_values=Fraction(0),
+        load=Fraction(0),
+        lp_load_values=Fraction(0),
+    )
+
+
+def test_k3_storage_used_by_hand():
+    # node 0: a_0 + b_01 + b_02 + c; node 1: a_1 + b_01 + b_12 + c; ...
+    full = _placement((1, 2, 3), (1, 2, 4), 2, M=(6, 9, 11))
+    assert full.storage_used == (6, 9, 11)
+    assert _placement((0, 0, 0), (0, 0, 0), 3).storage_used == (3, 3, 3)
+    # storage exactly full is valid; one file more at node 2 is not
+    assert _placement((0, 0, 1), (0, 1, 1), 1, M=(2, 2, 4)).storage_used == (2, 2, 4)
+    with pytest.raises(
+        ValueError, match=re.escape("node 2 stores 4 files, above its storage M[2]=3.")
+    ):
+        _placement((0, 0, 1), (0, 1, 1), 1, M=(2, 2, 3))

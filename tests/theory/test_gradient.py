@@ -1,6 +1,7 @@
 """Step times of gradient coding: closed forms = exact integral = simulator."""
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -120,3 +121,83 @@ def test_bad_input(kwargs, error, match):
         expected_gradient_step_time(p, **kwargs)
     with pytest.raises(TypeError, match="WorkerProfile"):
         expected_gradient_step_time("p", 1)
+
+
+def test_nearly_deterministic_workers_by_hand():
+    # mu = 1e12: T_i = l_i a_i; n = 3, s = 1, m = 3 rows: l = 2 (1 uncoded)
+    p = WorkerProfile(a=[1.0, 4.0, 2.0], mu=[1e12] * 3)  # T = (2, 8, 4)
+    expected = {
+        # each partition's first finished holder: (2, 2, 4)
+        "replication": 4.0,
+        # worker h does h then h + 1, T_h / 2 each: partitions ready at
+        # min(1, 4), min(4, 2), min(2, 8)
+        "partial": 2.0,
+        "coded": 4.0,  # second of (2, 4, 8)
+        "uncoded": 4.0,  # last of (1, 4, 2)
+    }
+    for scheme, value in expected.items():
+        exact = expected_gradient_step_time(p, 1, scheme=scheme, rows=3.0)
+        assert exact == pytest.approx(value, rel=1e-9), scheme
+        simulated = simulate_gradient_step_time(
+            p, 1, scheme=scheme, rows=3.0, trials=3, rng=0
+        )
+        assert simulated.mean == pytest.approx(value, rel=1e-9), scheme
+
+
+def test_fast_workers_with_no_shift():
+    # a = 0, mu = 1e6: the whole mass lies below 1e-5; coded l (H_5 - H_2) / mu
+    p = WorkerProfile.homogeneous(5, a=0.0, mu=1e6)
+    exact = expected_gradient_step_time(p, 2, rows=5.0)
+    assert exact == pytest.approx(3.0 * (H(5) - H(2)) / 1e6, rel=1e-9, abs=0.0)
+
+
+def test_defaults_are_coded_and_one_row():
+    p = WorkerProfile.homogeneous(4, a=1.0, mu=1.0)
+    # l = 2/4, coded: l (a + H_4 - H_1) = (1 + 13/12) / 2
+    assert expected_gradient_step_time(p, 1) == pytest.approx(25 / 24, rel=1e-9)
+    assert gradient_loads(4, 1, "coded").tolist() == [0.5] * 4
+    default = simulate_gradient_step_time(p, 1, rng=3)
+    explicit = simulate_gradient_step_time(
+        p, 1, scheme="coded", rows=1.0, trials=10_000, rng=3
+    )
+    assert default.trials == 10_000
+    assert default.mean == explicit.mean
+    assert dict(default.quantiles) == dict(explicit.quantiles)
+
+
+def test_simulation_follows_its_seed_and_quantiles():
+    p = _two_slow()
+    first = simulate_gradient_step_time(p, 2, trials=50, rng=11, quantiles=(0.25,))
+    again = simulate_gradient_step_time(
+        p, 2, trials=50, rng=np.random.default_rng(11), quantiles=(0.25,)
+    )
+    other = simulate_gradient_step_time(p, 2, trials=50, rng=12)
+    assert first.mean == again.mean != other.mean
+    assert list(first.quantiles) == [0.25]
+    # one trial is the least valid count
+    assert simulate_gradient_step_time(p, 2, trials=1, rng=0).trials == 1
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: expected_gradient_step_time("p", 1),
+            TypeError,
+            "`profile` must be a theory.WorkerProfile, got str.",
+        ),
+        (
+            lambda: expected_gradient_step_time(_two_slow(), -1),
+            ValueError,
+            "`s` must be >= 0, got s=-1.",
+        ),
+        (
+            lambda: simulate_gradient_step_time(_two_slow(), 1, trials=0),
+            ValueError,
+            "`trials` must be >= 1, got trials=0.",
+        ),
+    ],
+)
+def test_messages(call, error, message):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        call()

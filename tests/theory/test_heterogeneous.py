@@ -8,10 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import optimize
+from scipy.special import lambertw
 
 from theory import (
+    BPCCOptimum,
     GroupProfile,
+    KimBound,
     WorkerProfile,
+    best_loads_at,
     bpcc_optimum,
     bpcc_tau,
     expected_rows,
@@ -20,6 +24,7 @@ from theory import (
     hcmm_loads,
     kim_bound,
     physical_limit_bound,
+    waterfill_time,
 )
 
 THREE_GROUPS = GroupProfile(N=[20, 30, 50], a=[1, 1, 1], mu=[4, 2, 1])
@@ -270,71 +275,260 @@ BAD = [
     (
         lambda: hcmm_lambda(WorkerProfile(a=[0.0], mu=[1.0])),
         ValueError,
-        "HCMM needs every shift `a` > 0",
+        "HCMM needs every shift `a` > 0 (with a = 0 the optimal load is unbounded; "
+        "cap it with `l_max`), got a=[0.0].",
     ),
-    (lambda: hcmm_latency(THREE_GROUPS, 0.0), ValueError, "`m` must be > 0.0"),
+    (
+        lambda: hcmm_latency(THREE_GROUPS, 0.0),
+        ValueError,
+        "`m` must be > 0.0, got m=0.0.",
+    ),
     (
         lambda: hcmm_latency([1, 2], 1.0),
         TypeError,
-        "`profile` must be a WorkerProfile or GroupProfile",
+        "`profile` must be a WorkerProfile or GroupProfile, got list.",
     ),
     (
         lambda: kim_bound(GroupProfile(N=[2], a=[0.0], mu=[1.0]), 5.0, exact=False),
         ValueError,
-        "Kim et al.'s large-N form needs every shift `a` > 0",
+        "Kim et al.'s large-N form needs every shift `a` > 0 (with a = 0 the optimal "
+        "load is unbounded; cap it with `l_max`), got a=[0.0].",
     ),
-    (lambda: kim_bound("x", 5.0), TypeError, "`groups` must be a GroupProfile"),
     (
-        lambda: bpcc_optimum(THREE_GROUPS, 1000.0, batches=0),
+        lambda: kim_bound("x", 5.0),
+        TypeError,
+        "`groups` must be a GroupProfile, got str.",
+    ),
+    (
+        lambda: bpcc_optimum(WorkerProfile(a=[1.0, 1.0], mu=[1, 1]), 5.0, batches=0),
         ValueError,
-        "`batches` entries must be >= 1",
+        "`batches` entries must be >= 1, got [0, 0].",
     ),
     (
         lambda: bpcc_optimum(THREE_GROUPS, 1000.0, batches=1.5),
         TypeError,
-        "`batches` must hold integers",
+        "`batches` must hold integers, got dtype float64.",
     ),
     (
         lambda: bpcc_optimum(THREE_GROUPS, 1000.0, overhead=-1.0),
         ValueError,
-        "`overhead` entries must be >= 0.0",
+        "`overhead` entries must be >= 0.0, got [-1.0].",
     ),
     (
         lambda: bpcc_optimum(THREE_GROUPS, 1000.0, l_max=10.0),
         ValueError,
-        "`l_max` is too small",
+        "`l_max` is too small: the expected rows reach m=1000 only if sum(l_max) "
+        "> m, got sum(l_max)=1000.",
     ),
     (
         lambda: bpcc_optimum(THREE_GROUPS, 1000.0, l_max=-1.0),
         ValueError,
-        "`l_max` entries must be > 0",
+        "`l_max` entries must be > 0, got [-1.0].",
     ),
     (
         lambda: bpcc_optimum(
             WorkerProfile(a=[0.0, 1.0], mu=[1.0, 1.0]), 5.0, l_max=np.inf
         ),
         ValueError,
-        "unbounded load",
+        "a worker with a = 0 takes unbounded load; set a finite `l_max`, got "
+        "a=[0.0, 1.0].",
     ),
     (
         lambda: bpcc_tau(THREE_GROUPS, np.full(100, 10.0), m=1000.0),
         ValueError,
-        "`loads` must hold more than m=1000 rows",
+        "`loads` must hold more than m=1000 rows for E[S] to reach m, got "
+        "sum(loads)=1000.",
     ),
     (
         lambda: expected_rows(THREE_GROUPS, np.ones(99), 1.0),
         ValueError,
-        "`loads` must have length 100",
+        "`loads` must have length 100, got 99.",
     ),
     (
         lambda: expected_rows(THREE_GROUPS, np.ones(100), -1.0),
         ValueError,
-        "`t` must be finite and >= 0",
+        "`t` must be finite and >= 0, got -1.0.",
     ),
 ]
 
 
 @pytest.mark.parametrize(("call", "error", "message"), BAD)
 def test_input_validation(call, error, message):
-    with pytest.raises(error, match=re.escape(message)):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        call()
+
+
+def _rows_by_definition(load, t, a, mu, b, c):
+    """v sum_j P[j v (a + X/mu) + j c <= t], v = load / b (vectorised over load)."""
+    v = np.asarray(load, dtype=float)[:, None] / b
+    j = np.arange(1, b + 1)
+    slack = mu * ((t / j - c) / v - a)
+    return (v * -np.expm1(-np.maximum(slack, 0.0))).sum(axis=1)
+
+
+def test_best_loads_at_one_batch_is_hcmm_load():
+    # b = 1, c = 0: l (1 - e^{-mu (t/l - a)}) peaks at HCMM's l = t / lambda
+    p = WorkerProfile(a=[1.0, 0.5, 2.0], mu=[4.0, 1.0, 0.3])
+    loads = best_loads_at(p, 7.0, batches=1)
+    np.testing.assert_allclose(loads, 7.0 / hcmm_lambda(p), rtol=1e-7)
+    # a cap below the optimum binds (the objective is unimodal); a scalar cap too
+    capped = best_loads_at(p, 7.0, batches=1, l_max=[2.0, 100.0, 1.0])
+    np.testing.assert_allclose(capped, [2.0, loads[1], 1.0], rtol=1e-7)
+    np.testing.assert_allclose(
+        best_loads_at(p, 7.0, batches=[1, 1, 1], l_max=2.0),
+        np.minimum(loads, 2.0),
+        rtol=1e-7,
+    )
+
+
+@pytest.mark.parametrize("b", [1, 3])
+def test_best_loads_at_beats_a_dense_grid(b):
+    p = WorkerProfile(a=[1.0, 0.5, 2.0], mu=[4.0, 1.0, 0.3], c=[0.2, 0.0, 0.5])
+    t = 7.0
+    loads = best_loads_at(p, t, batches=b)
+    for i in range(3):
+        a, mu, c = p.a[i], p.mu[i], p.c[i]
+        grid = np.linspace(1e-6, b * t / a, 100_001)  # beyond b t / a nothing ends
+        values = _rows_by_definition(grid, t, a, mu, b, c)
+        best = _rows_by_definition([loads[i]], t, a, mu, b, c)[0]
+        assert best >= values.max() * (1 - 1e-12)
+        assert best <= values.max() * (1 + 1e-6)  # the grid comes within 1e-6
+        assert loads[i] == pytest.approx(grid[np.argmax(values)], rel=1e-3)
+
+
+PAIR = WorkerProfile(a=[0.1, 1.0], mu=[1.0, 2.0])
+
+
+@pytest.mark.parametrize("c1", [40.0, 30.0])
+def test_kim_large_n_form_against_scipy_lambertw(c1):
+    # u_j = -1 - W_{-1}(-e^{-(1 + mu_j a_j)}); group j returns N_j mu_j / (1 + u_j)
+    # rows a second once its overhead c_j has passed
+    g = GroupProfile(N=[5, 3], a=[1.0, 2.0], mu=[4.0, 1.0], c=[0.0, c1])
+    u = -1.0 - lambertw(-np.exp(-(1.0 + g.mu * g.a)), k=-1).real
+    rate = g.N * g.mu / (1.0 + u)
+    alone = 100.0 / rate[0]  # 34.68: below c1 = 40, above c1 = 30
+    latency = alone if alone <= c1 else (100.0 + rate[1] * c1) / rate.sum()
+    bound = kim_bound(g, 100.0, exact=False)
+    assert bound.latency == pytest.approx(latency, rel=1e-12)
+    loads = np.maximum(latency - g.c, 0.0) * g.mu / u
+    np.testing.assert_allclose(bound.loads, loads, rtol=1e-12)
+    assert (bound.loads[1] == 0.0) == (c1 == 40.0)
+    np.testing.assert_allclose(bound.k, g.N * u / (1.0 + u), rtol=1e-12)
+    # a WorkerProfile is grouped first
+    workers = kim_bound(g.to_workers(), 100.0, exact=False)
+    assert workers.latency == pytest.approx(bound.latency, rel=1e-12)
+
+
+def test_bpcc_tau_of_one_loaded_worker():
+    # 4 rows at a = mu = 1, the other idle: 4 (1 - e^{-(t/4 - 1)}) = 2 at 4 (1 + ln 2)
+    p = WorkerProfile(a=[1.0, 1.0], mu=[1.0, 1.0])
+    tau = bpcc_tau(p, [0.0, 4.0], m=2.0)
+    assert tau == pytest.approx(4.0 * (1.0 + np.log(2.0)), rel=1e-12)
+    # an overhead of 1 s (given, not the profile's 0) delays it by 1
+    late = bpcc_tau(p, [0.0, 4.0], m=2.0, overhead=1.0)
+    assert late == pytest.approx(1.0 + 4.0 * (1.0 + np.log(2.0)), rel=1e-12)
+    # tau below 1 s (the bracket's first end): 4 (0.01 + ln 2 / 100)
+    fast = WorkerProfile(a=[0.01, 0.01], mu=[100.0, 100.0])
+    tau = bpcc_tau(fast, [0.0, 4.0], m=2.0)
+    assert tau == pytest.approx(4.0 * (0.01 + np.log(2.0) / 100.0), rel=1e-12)
+
+
+def test_bpcc_default_is_one_batch_hcmm():
+    # one batch, no overhead, loads below the default cap m: HCMM's closed form
+    p = WorkerProfile(a=[0.5, 1.0], mu=[2.0, 1.0])
+    default = bpcc_optimum(p, 10.0)
+    assert default.batches.tolist() == [1, 1]
+    assert default.latency == pytest.approx(hcmm_latency(p, 10.0), rel=1e-9)
+    np.testing.assert_allclose(default.loads, hcmm_loads(p, 10.0), rtol=1e-6)
+
+
+def test_bpcc_optimum_record_converts_and_freezes():
+    record = BPCCOptimum(latency=1.0, loads=[0.5, 0.0], batches=[1.0, 2.0])
+    assert record.loads.tolist() == [0.5, 0.0]
+    assert record.batches.dtype == np.int64
+    assert record.batches.tolist() == [1, 2]
+    assert not record.batches.flags.writeable
+
+
+def test_expected_rows_by_hand_at_several_times():
+    # one row at a = 0.1, mu = 1: 1 - e^{-(t - 0.1)} after 0.1; the idle worker adds 0
+    p = WorkerProfile(a=[0.1, 1.0], mu=[1.0, 2.0])
+    rows = expected_rows(p, [1.0, 0.0], [0.0, 0.5, 1.0])
+    assert rows.shape == (3,)
+    np.testing.assert_allclose(rows, [0.0, -np.expm1(-0.4), -np.expm1(-0.9)])
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: waterfill_time([0.0, 1.0], [0.0, 0.0], 4.0),
+            ValueError,
+            "`rates` entries must be > 0.0, got [0.0, 1.0].",
+        ),
+        (
+            lambda: waterfill_time([1.0, 1.0], [0.0, -1.0], 4.0),
+            ValueError,
+            "`c` entries must be >= 0.0, got [0.0, -1.0].",
+        ),
+        (
+            lambda: waterfill_time([1.0, 1.0], [0.0, 0.0, 0.0], 4.0),
+            ValueError,
+            "`c` must have length 2, got 3.",
+        ),
+        (
+            lambda: bpcc_tau(THREE_GROUPS, [-1.0] + [20.0] * 99, m=1.0),
+            ValueError,
+            "`loads` entries must be >= 0.0, got " + str([-1.0] + [20.0] * 99) + ".",
+        ),
+        (
+            lambda: hcmm_latency(WorkerProfile(a=[0.0], mu=[1.0]), 1.0),
+            ValueError,
+            "HCMM needs every shift `a` > 0 (with a = 0 the optimal load is unbounded; "
+            "cap it with `l_max`), got a=[0.0].",
+        ),
+        (
+            lambda: expected_rows(PAIR, [-1.0, 1.0], 1.0),
+            ValueError,
+            "`loads` entries must be >= 0.0, got [-1.0, 1.0].",
+        ),
+        (
+            lambda: expected_rows(PAIR, [1.0, 1.0], np.inf),
+            ValueError,
+            "`t` must be finite and >= 0, got inf.",
+        ),
+        (
+            lambda: BPCCOptimum(latency="1", loads=[1.0], batches=[1]),
+            TypeError,
+            "`latency` must be a real number, got str.",
+        ),
+        (
+            lambda: BPCCOptimum(latency=1.0, loads=[-1.0], batches=[1]),
+            ValueError,
+            "`loads` entries must be >= 0.0, got [-1.0].",
+        ),
+        (
+            lambda: bpcc_optimum(PAIR, 10.0, batches=None, batch_choices=(0,)),
+            ValueError,
+            "`batch_choices` must be >= 1, got batch_choices=0.",
+        ),
+        (
+            lambda: KimBound(latency="1", loads=[1.0], k=[1.0]),
+            TypeError,
+            "`latency` must be a real number, got str.",
+        ),
+        (
+            lambda: KimBound(latency=1.0, loads="ab", k=[1.0]),
+            TypeError,
+            "`loads` must hold real numbers, got dtype <U2.",
+        ),
+        (
+            lambda: KimBound(latency=1.0, loads=[1.0], k=[np.nan]),
+            ValueError,
+            "`k` must be finite, got [nan].",
+        ),
+    ],
+)
+def test_more_messages(call, error, message):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
         call()

@@ -1,6 +1,7 @@
 """Lee et al.'s homogeneous latencies: closed forms, optimal k, simulator."""
 
 import re
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from theory import (
     expected_latency_mds_asymptotic,
     expected_latency_replication,
     expected_latency_uncoded,
+    hcmm_lambda,
     optimal_k_mds,
     optimal_rate_asymptotic,
     simulate_homogeneous,
@@ -120,6 +122,40 @@ def test_asymptotic_rate_stays_finite_beyond_exp_underflow():
     rate = optimal_rate_asymptotic(a=2000.0, mu=1.0)
     assert rate == pytest.approx(1.0 - 1.0 / (2001.0 + np.log(2001.0)), rel=1e-6)
     assert rate < 1.0
+
+
+def _lee_u(s):
+    """u >= 0 with u - log(1 + u) = s, by Newton's method in 400 decimal digits."""
+    with localcontext() as context:
+        context.prec = 400
+        target = Decimal(s)
+        u = (2 * target).sqrt() if target < 1 else target + (1 + target).ln()
+        for _ in range(100):
+            step = (u - (1 + u).ln() - target) * (1 + u) / u
+            u -= step
+            if abs(step) <= u * Decimal(10) ** -40:
+                return float(u)
+    raise AssertionError("no convergence")
+
+
+@pytest.mark.parametrize(
+    ("mu_a", "rel"),
+    [
+        # below 1e-7 the branch-point series, its truncation below 2e-15
+        *((mu_a, 5e-15) for mu_a in (1e-300, 1e-30, 1e-12, 9.9e-8)),
+        # Newton's method, to the documented 1e-12
+        *((mu_a, 1e-12) for mu_a in (1e-7, 2e-7, 1e-5, 0.5, 1.0, 2.0, 1e3)),
+    ],
+)
+def test_lambert_forms_against_decimal_newton(mu_a, rel):
+    # u = -1 - W_{-1}(-e^{-(1 + mu a)}); relative accuracy down to the branch point
+    u = _lee_u(mu_a)
+    rate = optimal_rate_asymptotic(a=mu_a, mu=1.0)
+    assert rate == pytest.approx(u / (1.0 + u), rel=rel, abs=0.0)
+    latency = expected_latency_mds_asymptotic(1, a=mu_a / 4.0, mu=4.0)
+    assert latency == pytest.approx((1.0 + u) / 4.0, rel=rel, abs=0.0)
+    lam = hcmm_lambda(theory.WorkerProfile(a=[mu_a / 2.0], mu=[2.0]))[0]
+    assert lam == pytest.approx(u / 2.0, rel=rel, abs=0.0)
 
 
 @pytest.mark.parametrize(("a", "mu"), [(1.0, 1.0), (0.2, 3.0), (3.0, 0.5)])
@@ -372,6 +408,25 @@ _BAD = [
         {**SIM, "k": 5, "trials": 0},
         "`trials` must be >= 1, got trials=0.",
     ),
+    (
+        simulate_homogeneous,
+        ("uncoded", 0),
+        SIM,
+        "`n` must be >= 1, got n=0.",
+    ),
+    (
+        expected_latency_replication,
+        (0, 1),
+        {"a": 1.0, "mu": 1.0},
+        "`n` must be >= 1, got n=0.",
+    ),
+    (
+        expected_latency_mds_asymptotic,
+        (0,),
+        {"a": 1.0, "mu": 1.0},
+        "`n` must be >= 1, got n=0.",
+    ),
+    (optimal_k_mds, (0,), {"a": 1.0, "mu": 1.0}, "`n` must be >= 1, got n=0."),
 ]
 
 
@@ -381,7 +436,7 @@ _BAD = [
     ids=[f"{case[0].__name__}-{i}" for i, case in enumerate(_BAD)],
 )
 def test_input_validation(function, args, kwargs, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         function(*args, **kwargs)
 
 
@@ -410,3 +465,30 @@ def test_names_exported():
         "simulate_homogeneous",
     ):
         assert name in theory.__all__
+
+
+@pytest.mark.parametrize(
+    ("scheme", "params", "reduce", "parts"),
+    [
+        ("uncoded", {}, lambda x: x.max(axis=1), 6),
+        ("mds", {"k": 4}, lambda x: np.sort(x, axis=1)[:, 3], 4),
+        # groups of r = 2 consecutive workers: (0, 1), (2, 3), (4, 5)
+        (
+            "replication",
+            {"r": 2},
+            lambda x: np.maximum.reduce(
+                [x[:, 2 * g : 2 * g + 2].min(axis=1) for g in range(3)]
+            ),
+            3,
+        ),
+    ],
+)
+def test_simulator_reproduces_its_draws(scheme, params, reduce, parts):
+    # trials x n standard exponentials from the seeded generator, one row a job
+    x = np.random.default_rng(5).standard_exponential((3, 6))
+    samples = (0.5 + reduce(x) / 2.0) / parts
+    result = simulate_homogeneous(scheme, 6, a=0.5, mu=2.0, trials=3, rng=5, **params)
+    assert result.trials == 3
+    assert result.mean == pytest.approx(samples.mean(), rel=1e-15)
+    one = simulate_homogeneous(scheme, 6, a=0.5, mu=2.0, trials=1, rng=5, **params)
+    assert one.mean == pytest.approx(samples[0], rel=1e-15)

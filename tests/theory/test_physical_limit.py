@@ -14,6 +14,7 @@ from theory import (
     physical_limit_bound,
     simulate_physical_limit,
 )
+from theory._physical_limit import _NODES, _WEIGHTS, _log_laplace, _speed_quadrature
 
 KIM = GroupProfile(N=[20, 30, 50], a=[1, 1, 1], mu=[4, 2, 1])
 
@@ -154,3 +155,71 @@ def test_bound_is_zero_with_a_zero_shift():
 def test_input_validation(call, error, message):
     with pytest.raises(error, match=re.escape(message)):
         call()
+
+
+def _reference_laplace_integral(b, c):
+    """int_0^inf e^{-x - c/(b + x)} dx by adaptive quadrature, split near 0."""
+
+    def f(x):
+        return np.exp(-x - c / (b + x))
+
+    near = [1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2]
+    head = integrate.quad(f, 0, 1, points=near, epsabs=0, epsrel=1e-13, limit=500)
+    tail = integrate.quad(f, 1, np.inf, epsabs=0, epsrel=1e-13, limit=500)
+    return head[0] + tail[0]
+
+
+def test_speed_quadrature_rule():
+    x, w = _speed_quadrature()
+    # the documented rule: 1024 nodes (16 x 64 panels) in (0, 60)
+    assert x.shape == w.shape == (1024,)
+    assert 0.0 < x.min() < 1e-16
+    assert 59.0 < x.max() < 60.0
+    np.testing.assert_array_equal(x, _NODES)
+    np.testing.assert_array_equal(w, _WEIGHTS)
+    # moments of Exp(1): 1, 1, 2
+    assert w.sum() == pytest.approx(1.0, abs=1e-14)
+    assert w @ x == pytest.approx(1.0, abs=1e-14)
+    assert w @ x**2 == pytest.approx(2.0, abs=1e-14)
+    # exp(-c / (b + x)) at the scales the graded panels resolve
+    for b, c in [(1e-6, 1e-3), (1e-10, 1.0), (0.5, 2.0)]:
+        value = w @ np.exp(-c / (b + x))
+        assert value == pytest.approx(_reference_laplace_integral(b, c), rel=1e-13)
+
+
+def test_log_laplace_near_zero_and_at_underflow():
+    one = GroupProfile(N=[1], a=[1.0], mu=[1.0])
+    # log E[e^{-t V}] = -t E[V] + O(t^2), E[V] = e E_1(1) for a = mu = 1
+    assert _log_laplace(1e-12, one)[0] == pytest.approx(
+        -1e-12 * np.e * exp1(1.0), rel=1e-9, abs=0.0
+    )
+    # the transform underflows to 0 at t = 1e6: log 0 = -inf, without a warning
+    assert _log_laplace(1e6, one)[0] == -np.inf
+
+
+@pytest.mark.parametrize(
+    ("a", "mu"), [(1e-9, 1e3), (1e-6, 1e6), (5.0, 1e-4), (1e3, 1e3)]
+)
+def test_single_worker_at_extreme_scales(a, mu):
+    # the outer integral's scale must follow 1 / (a + 1/mu) over 12 decades
+    value = expected_physical_limit(WorkerProfile(a=[a], mu=[mu]), 1.0)
+    assert value == pytest.approx(a + 1.0 / mu, rel=1e-9, abs=0.0)
+
+
+def test_two_fast_exponentials():
+    # as test_two_unit_exponentials_is_one_third, in units of 1/mu
+    profile = WorkerProfile.homogeneous(2, a=0.0, mu=1e6)
+    assert expected_physical_limit(profile, 1.0) == pytest.approx(
+        1 / 3e6, rel=1e-8, abs=0.0
+    )
+
+
+@pytest.mark.parametrize("x", [499.5, 500.0, 500.5, 600.0])
+def test_bound_on_both_sides_of_the_tricomi_switch(x):
+    # E[1/(a + X)] = int e^{-t} / (a + t) dt (= e^a E_1(a), finite below 709)
+    reference = integrate.quad(
+        lambda t: np.exp(-t) / (x + t), 0, np.inf, epsabs=0, epsrel=1e-13
+    )[0]
+    assert reference == pytest.approx(np.exp(x) * exp1(x), rel=1e-12)
+    bound = physical_limit_bound(WorkerProfile(a=[x], mu=[1.0]), 2.0)
+    assert bound == pytest.approx(2.0 / reference, rel=1e-12)
