@@ -500,6 +500,27 @@ EQUIVALENT: dict[str, str] = {
         "already, and reads any negative size as -1"
     ),
     "theory._heterogeneous.x__unique_workers__mutmut_21": "as mutant 19",
+    "theory._heterogeneous.x__best_rows__mutmut_9": (
+        "t without float64: t is a float from _check_m already"
+    ),
+    "theory._heterogeneous.x__best_rows__mutmut_11": "as mutant 9",
+    "theory._heterogeneous.x__best_rows__mutmut_15": (
+        "integer k or b: every use divides or compares them with floats"
+    ),
+    "theory._heterogeneous.x__best_rows__mutmut_18": "as mutant 15",
+    "theory._heterogeneous.x__best_rows__mutmut_24": "as mutant 15",
+    "theory._heterogeneous.x__best_rows__mutmut_22": (
+        "one more batch index k = b + 1: `usable` requires k <= b, so its piece "
+        "is -inf and never chosen"
+    ),
+    "theory._heterogeneous.x__cap_vector__mutmut_10": (
+        "integer caps (dtype None or dropped): they only divide and compare with floats"
+    ),
+    "theory._heterogeneous.x__cap_vector__mutmut_12": "as mutant 10",
+    "theory._heterogeneous.x_bpcc_optimum__mutmut_51": (
+        "np.full(n, b) of an int b is int64 already"
+    ),
+    "theory._heterogeneous.x_bpcc_optimum__mutmut_54": "as mutant 51",
     "theory._heterogeneous.x_best_loads_at__mutmut_7": (
         "_cap_vector(None, n, inf) for no cap: np.full(n, inf), as the branch"
     ),

@@ -442,6 +442,17 @@ def test_bpcc_default_is_one_batch_hcmm():
     np.testing.assert_allclose(default.loads, hcmm_loads(p, 10.0), rtol=1e-6)
 
 
+@pytest.mark.parametrize("b", [1, 2])
+def test_bpcc_with_a_zero_shift_under_a_cap_meets_m(b):
+    # the a = 0 worker takes its whole cap; tau is where the expected rows reach m
+    p = WorkerProfile(a=[0.0, 1.0], mu=[1.0, 2.0])
+    best = bpcc_optimum(p, 5.0, l_max=4.0, batches=b)
+    assert best.loads[0] == pytest.approx(4.0, rel=1e-9)
+    assert best.loads[1] < 4.0
+    rows = expected_rows(p, best.loads, best.latency, batches=best.batches)
+    assert float(rows) == pytest.approx(5.0, rel=1e-9)
+
+
 def test_bpcc_optimum_record_converts_and_freezes():
     record = BPCCOptimum(latency=1.0, loads=[0.5, 0.0], batches=[1.0, 2.0])
     assert record.loads.tolist() == [0.5, 0.0]
@@ -511,6 +522,16 @@ def test_expected_rows_by_hand_at_several_times():
             lambda: bpcc_optimum(PAIR, 10.0, batches=None, batch_choices=(0,)),
             ValueError,
             "`batch_choices` must be >= 1, got batch_choices=0.",
+        ),
+        (
+            lambda: bpcc_optimum(PAIR, 5.0, l_max=np.nan),
+            ValueError,
+            "`l_max` entries must be > 0, got [nan].",
+        ),
+        (
+            lambda: bpcc_optimum(PAIR, 5.0, l_max=0.0),
+            ValueError,
+            "`l_max` entries must be > 0, got [0.0].",
         ),
         (
             lambda: KimBound(latency="1", loads=[1.0], k=[1.0]),
