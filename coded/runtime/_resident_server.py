@@ -193,7 +193,7 @@ class ResidentServer(WorkerPlugin):
                 cancelled.set()  # a stop from now on only meets a finished chain
                 reply["done"] = job.token
             await comm.write(reply)
-        return batch == last
+        return True
 
     async def _share(self, job: ResidentJob) -> Any:
         """Return the share of `job` (fetched from its holder for a backup)."""

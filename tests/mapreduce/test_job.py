@@ -44,6 +44,14 @@ TEXTS = [" ".join(f"w{(7 * f + 3 * i) % 23}" for i in range(40 + f)) for f in ra
 WAIT_ALL = {"options": MapReduceOptions(straggler_slack=math.inf)}  # every map
 # one file per input: the tests that count bytes or tasks per input file
 EACH_INPUT = MapReduceOptions(straggler_slack=math.inf, group_bytes=None)
+WORDS = collections.Counter(" ".join(TEXTS).split())  # the word count of TEXTS
+
+
+def _count_texts(client, **keywords):
+    """The word count of TEXTS on K = 4 nodes (r = 2), with `keywords` added."""
+    return run_mapreduce(
+        TEXTS, count_words, sum_counts, K=4, r=2, client=client, **keywords
+    )
 
 
 @pytest.mark.parametrize("r", [1, 2, 3])
@@ -301,14 +309,9 @@ def _value_lengths(texts, K, combine=False):
 @pytest.mark.parametrize("delivery", ["unicast", "forward"])
 @pytest.mark.parametrize("coded", [True, False])
 def test_wire_bytes_per_node_equal_the_plans_frames(client, delivery, coded):
-    result = run_mapreduce(
-        TEXTS,
-        count_words,
-        sum_counts,
-        K=4,
-        r=2,
+    result = _count_texts(
+        client,
         coded=coded,
-        client=client,
         options=dataclasses.replace(EACH_INPUT, delivery=delivery),
     )
     record = result.record
@@ -843,40 +846,21 @@ def _counted_partition(key, K):
 
 def test_partition_runs_once_per_distinct_key_of_each_map(client):
     _PARTITIONED.clear()
-    result = run_mapreduce(
-        TEXTS,
-        count_words,
-        sum_counts,
-        K=4,
-        r=2,
-        partition=_counted_partition,
-        client=client,
-    )
+    result = _count_texts(client, partition=_counted_partition)
     placement = place_li(4, 2, N=result.record.N)
     expected = collections.Counter()
     for k in range(4):  # the distinct keys of each file, once per copy mapped
         for f in placement.files_of(k):
             expected.update(set(TEXTS[f].split()))
-    assert result.output == collections.Counter(" ".join(TEXTS).split())
+    assert result.output == WORDS
     assert expected == _PARTITIONED
 
 
 @pytest.mark.parametrize("coded", [True, False])
 def test_a_shuffle_after_the_map_stage_gives_what_a_speculative_one_does(client, coded):
     runs = [
-        run_mapreduce(
-            TEXTS,
-            count_words,
-            sum_counts,
-            K=4,
-            r=2,
-            coded=coded,
-            client=client,
-            options=MapReduceOptions(speculate=speculate),
-        )
+        _count_texts(client, coded=coded, options=MapReduceOptions(speculate=speculate))
         for speculate in (True, False)
     ]
-    assert (
-        runs[0].output == runs[1].output == collections.Counter(" ".join(TEXTS).split())
-    )
+    assert runs[0].output == runs[1].output == WORDS
     assert runs[0].record.upload_bytes == runs[1].record.upload_bytes
