@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from coded._result import MatmulResult
-from coded.codes import Code
+from coded.codes import Code, EncodedOperands
 from coded.injection import Stragglers
 from theory.rng import RngLike
 from theory.validation import (
@@ -143,14 +143,17 @@ class ExecutionOptions:
         the spares it needs). ``verify="correct"`` needs ``n - k >= 1`` spare
         workers with Freivalds checks, ``>= 2`` with redundancy (a named
         ``ValueError`` otherwise).
-    transport : {"auto", "resident", "tasks"}
+    transport : {"auto", "resident", "grouped", "tasks"}
         How a call on a placed A reaches its workers. ``"resident"``: one
         message per worker to the server that holds its share (registered by
         :func:`coded.place_operand`); the results stream back without the
-        scheduler (``output="numpy"``, B in memory). ``"tasks"``: pinned tasks
-        through the scheduler, as every fresh call runs. ``"auto"`` (default):
-        resident wherever it applies. :attr:`MatmulResult.transport` says
-        which ran (docs/guide/cluster.md).
+        scheduler (``output="numpy"``, B in memory). ``"grouped"``: for a
+        :class:`~coded.codes.HierarchicalCode`, one message per outer group to
+        a member's server (its leader), which gathers and decodes its group
+        and sends one answer on; the client decodes only the outer code.
+        ``"tasks"``: pinned tasks through the scheduler, as every fresh call
+        runs. ``"auto"`` (default): resident wherever it applies.
+        :attr:`MatmulResult.transport` says which ran (docs/guide/cluster.md).
 
     Examples
     --------
@@ -166,7 +169,7 @@ class ExecutionOptions:
     output: Literal["numpy", "dask"] = "numpy"
     verify: Literal["detect", "correct", "off"] = "detect"
     check: Literal["auto", "freivalds", "redundancy"] = "auto"
-    transport: Literal["auto", "resident", "tasks"] = "auto"
+    transport: Literal["auto", "resident", "grouped", "tasks"] = "auto"
 
     def __post_init__(self) -> None:
         timeout = check_real(self.timeout, "timeout", min_value=0.0, strict_min=True)
@@ -190,10 +193,10 @@ class ExecutionOptions:
                 "`check` must be 'auto', 'freivalds' or 'redundancy', got "
                 f"check={self.check!r}."
             )
-        if self.transport not in ("auto", "resident", "tasks"):
+        if self.transport not in ("auto", "resident", "grouped", "tasks"):
             raise ValueError(
-                "`transport` must be 'auto', 'resident' or 'tasks', got "
-                f"transport={self.transport!r}."
+                "`transport` must be 'auto', 'resident', 'grouped' or 'tasks', "
+                f"got transport={self.transport!r}."
             )
         if self.check == "redundancy" and self.output != "numpy":
             raise ValueError(
@@ -317,6 +320,13 @@ def stream_batches(lefts: Any) -> list[list[tuple[int, int]]]:
             [(int(a), int(b)) for a, b in itertools.pairwise(bounds) if b > a]
         )
     return chains
+
+
+def _column_shares(encoded: EncodedOperands, B: Any, n: int) -> list[float]:
+    """Per worker, the fraction of B's columns its right operand holds."""
+    if encoded.rights is None:  # a row code: every worker multiplies one B
+        return [_column_share(encoded.shared_right, B)] * n
+    return [_column_share(encoded.right(i), B) for i in range(n)]
 
 
 def _column_share(right: Any, B: Any) -> float:
@@ -557,16 +567,16 @@ async def start_encoded_async(
     addresses, batches, name = plan.addresses, plan.batches, plan.name
     placed_lefts, remote_right = plan.placed_lefts, plan.remote_right
     encode_seconds = plan.encode_seconds
-    if options.transport == "resident" and placed_lefts is None:
+    if options.transport in ("resident", "grouped") and placed_lefts is None:
         raise ValueError(
-            "`transport='resident'` serves the shares of a placed A "
+            f"`transport={options.transport!r}` serves the shares of a placed A "
             "(coded.place_operand); a fresh call runs as tasks: use "
             "transport='auto' or 'tasks'."
         )
     n = len(addresses)
     stragglers = options.stragglers
     faults = None if stragglers is None else stragglers.sample(n, rng=options.rng)
-    weights = [_column_share(encoded.right(i), plan.B) for i in range(n)]
+    weights = _column_shares(encoded, plan.B, n)
     layout = None if options.output == "numpy" else product_layout(code, encoded)
     drawn = time.perf_counter()
     redundancy = "off"
@@ -618,7 +628,7 @@ async def start_encoded_async(
         transport=plan.transport,
     )
     handle = await submit_call_async(client, spec)
-    if decide and plan.transport == "resident":  # the task path waits in its thread
+    if decide and plan.transport != "tasks":  # the task path waits in its thread
         await handle.decide_async()
     return handle
 

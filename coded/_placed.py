@@ -41,7 +41,13 @@ from coded._dispatch import (
     whole_batches,
 )
 from coded._result import MatmulResult
-from coded.codes import Code, EncodedOperands, LTCode, TransposedCode
+from coded.codes import (
+    Code,
+    EncodedOperands,
+    HierarchicalCode,
+    LTCode,
+    TransposedCode,
+)
 from coded.codes.interface import FieldLike
 from coded.errors import NotEnoughResultsError
 from theory.validation import check_finite_matrix, check_int, check_real, is_sparse
@@ -417,7 +423,8 @@ def place_operand(
     if lazy:
         placed = _place_dask_array(client, code, A, addresses, keys)
     else:
-        dtype = np.float64 if field is None else np.int64
+        exact = field is not None or prime_of(code) is not None  # also a code's
+        dtype = np.int64 if exact else np.float64
         placed = _place_array(client, code, A, addresses, keys, dtype)
     encoded, futures, stage_seconds = placed
     if batches is None:
@@ -686,14 +693,30 @@ def _transport(A: PlacedOperand, options: ExecutionOptions, *, remote: bool) -> 
         why = "output='dask' decodes on a worker from results that stay there"
     elif remote:
         why = "B is a dask.array, encoded where its chunks live"
+    elif options.transport == "grouped":
+        why = _ungroupable(A.product_code, options)
     if options.transport == "tasks" or (why and options.transport == "auto"):
         return "tasks"
     if why:
         raise ValueError(
-            f"`transport='resident'` cannot serve this call: {why}; use "
-            "transport='auto' (which runs it as tasks) or 'tasks'."
+            f"`transport={options.transport!r}` cannot serve this call: {why}; "
+            "use transport='auto' (which runs it as tasks) or 'tasks'."
         )
-    return "resident"
+    return "resident" if options.transport == "auto" else options.transport
+
+
+def _ungroupable(code: Code, options: ExecutionOptions) -> str:
+    """Why group leaders cannot decode `code`'s calls ("" when they can)."""
+    if not isinstance(code, HierarchicalCode) or len(code.levels) < 2:
+        return (
+            "group leaders decode the groups of a HierarchicalCode of two levels "
+            f"or more, not {type(code).__name__}"
+        )
+    if code.decoding != "groups":
+        return "group leaders decode group by group (decoding='groups')"
+    if options.check == "redundancy":
+        return "check='redundancy' compares every result on the client"
+    return ""
 
 
 def _placement_checks(A: PlacedOperand) -> Any:

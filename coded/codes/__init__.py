@@ -16,7 +16,7 @@ from coded.codes._base import Code, Decoder, EncodedOperands, Piece
 from coded.codes._exact import ExactCode
 from coded.codes._fields import DEFAULT_PRIME
 from coded.codes._gradient import Conditioning, GradientCode
-from coded.codes._hierarchical import HierarchicalCode
+from coded.codes._hierarchical import DecodedGroup, HierarchicalCode
 from coded.codes._lagrange import LagrangeCode
 from coded.codes._mds import BlockCode, MDSCode, RowMDSCode
 from coded.codes._modular import matmul_mod
@@ -30,6 +30,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "Code",
     "Conditioning",
     "DEFAULT_PRIME",
+    "DecodedGroup",
     "Decoder",
     "DegreeDistribution",
     "EncodedOperands",

@@ -40,6 +40,7 @@ from coded.errors import DecodingError, NonFiniteResultError
 from theory.validation import check_int, check_levels
 
 __all__ = [
+    "DecodedGroup",
     "HierarchicalCode",
     "HierarchicalCondition",
     "HierarchicalContext",
@@ -102,6 +103,31 @@ class HierarchicalContext:
     is_vector: bool
     output: fields.Output
     a_bound: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedGroup:
+    """One outer group's decoded value, as its leader sends it onward.
+
+    Parameters
+    ----------
+    group : int
+        The group (a node of depth 1: workers ``group * s ... (group + 1) * s -
+        1``, ``s = n / n_0``).
+    value : ndarray
+        The group's node value: shape ``(ell_0, (prod_{l >= 1} K_l) * R)``, ``R``
+        the entries of one source block of the product.
+    used : tuple of int
+        Workers whose results the decode used.
+    extremes : tuple of (float, float)
+        Per depth ``1 ... L - 1``: the largest ``sigma_max`` and smallest
+        ``sigma_min`` of the systems solved there (reals; empty over GF(p)).
+    """
+
+    group: int
+    value: np.ndarray
+    used: tuple[int, ...]
+    extremes: tuple[tuple[float, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +322,7 @@ class HierarchicalCode(Code):
         )
         self._sizes = tuple(size for size, _ in self.levels)
         self._factors: dict[tuple[int, tuple[int, ...]], Any] = {}
+        self._sigmas: dict[tuple[int, tuple[int, ...]], tuple[float, float]] = {}
 
     @classmethod
     def two_level(
@@ -475,6 +502,37 @@ class HierarchicalCode(Code):
         bool
         """
         return self._decodable(self._done(workers))
+
+    def group_decodes(self, group: int, workers: Iterable[int]) -> bool:
+        """Whether outer group `group` decodes alone from whole results of `workers`.
+
+        Its levels below the outer code follow the group rule (a group's leader
+        decodes them, ``transport="grouped"``); workers outside the group are
+        ignored.
+
+        Parameters
+        ----------
+        group : int
+            ``0 <= group < n_0``.
+        workers : iterable of int
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> code = HierarchicalCode(6, [(2, 1), (3, 2)])
+        >>> code.group_decodes(1, [3, 5]), code.group_decodes(0, [3, 5])
+        (True, False)
+        """
+        if len(self.levels) < 2:
+            raise ValueError(
+                f"a code of one level has no groups to decode alone, got {self!r}."
+            )
+        group = check_int(group, "group", min_value=0, max_value=self.levels[0][0] - 1)
+        counts = self._counts(self._done(workers))
+        return bool(counts[-2][group] >= self.levels[1][1])
 
     def explain(self, workers: Iterable[int]) -> str:
         """Say which groups decode from `workers` and what the decode lacks.
@@ -735,10 +793,13 @@ class HierarchicalCode(Code):
         return factor
 
     def _extremes(self, depth: int, children: tuple[int, ...]) -> tuple[float, float]:
-        """``(sigma_max, sigma_min)`` of ``G_depth[children]`` (reals)."""
-        level = self._levels[depth]
-        sigma = np.linalg.svd(level.G[level.rows(children)], compute_uv=False)
-        return float(sigma[0]), float(sigma[-1])
+        """``(sigma_max, sigma_min)`` of ``G_depth[children]`` (reals), once."""
+        key = (depth, children)
+        if key not in self._sigmas:
+            level = self._levels[depth]
+            sigma = np.linalg.svd(level.G[level.rows(children)], compute_uv=False)
+            self._sigmas[key] = float(sigma[0]), float(sigma[-1])
+        return self._sigmas[key]
 
     def _solve(self, depth: int, children: tuple[int, ...], rhs: np.ndarray):
         factor = self._factor(depth, children)
@@ -776,6 +837,7 @@ class HierarchicalDecoder(Decoder):
         # arrive; a node's span is the number of workers under it
         self._spans = [math.prod(code._sizes[d:]) for d in range(len(code.levels))]
         self._members = [np.zeros(code.n // span, np.int64) for span in self._spans]
+        self._groups: dict[int, DecodedGroup] = {}  # decoded by their leaders
 
     def add(self, piece: Piece) -> None:
         """Record one piece (validated: worker, row range, shape, dtype).
@@ -874,15 +936,16 @@ class HierarchicalDecoder(Decoder):
         return int(usable), code.min_results
 
     def _plan(
-        self, done: np.ndarray | None = None
+        self, done: np.ndarray | None = None, root: tuple[int, ...] = ()
     ) -> list[dict[tuple[int, ...], tuple[int, ...]]]:
-        """Per depth (outermost first): node digits -> the members its decode uses."""
+        """Per depth below `root` (outermost first): node -> the members it uses."""
         code = self._code
         done = self._done if done is None else done
         counts = self._code._counts(done)[::-1]  # outermost first
         plan: list[dict[tuple[int, ...], tuple[int, ...]]] = []
-        nodes: list[tuple[int, ...]] = [()]
-        for depth, (_, k) in enumerate(code.levels):
+        nodes: list[tuple[int, ...]] = [root]
+        for depth in range(len(root), len(code.levels)):
+            k = code.levels[depth][1]
             decoded = (
                 counts[depth + 1] >= code.levels[depth + 1][1]
                 if depth + 1 < len(code.levels)
@@ -907,12 +970,26 @@ class HierarchicalDecoder(Decoder):
         """
         if not self._decodable or self._code.p is not None:
             return math.nan
-        bound = 1.0
-        for depth, chosen in enumerate(self._plan()):
-            extremes = [self._code._extremes(depth, s) for s in set(chosen.values())]
-            top, bottom = max(e[0] for e in extremes), min(e[1] for e in extremes)
-            bound *= top / bottom if bottom > 0 else math.inf
-        return bound
+        if not self._groups:
+            return _bound(self._plan_extremes(self._plan()))
+        chosen = self._chosen_groups()
+        per_group = [
+            self._groups[g].extremes if g in self._groups else self._group_extremes(g)
+            for g in chosen
+        ]
+        outer = self._plan_extremes([{(): chosen}])
+        return _bound(
+            outer + [_widest(depth) for depth in zip(*per_group, strict=True)]
+        )
+
+    def _plan_extremes(
+        self, plan: list[dict[tuple[int, ...], tuple[int, ...]]], first: int = 0
+    ) -> list[tuple[float, float]]:
+        """Per depth of `plan` (from `first`): its systems' extreme singular values."""
+        return [
+            _widest([self._code._extremes(depth, s) for s in set(chosen.values())])
+            for depth, chosen in enumerate(plan, start=first)
+        ]
 
     @property
     def units_used(self) -> int:
@@ -934,31 +1011,188 @@ class HierarchicalDecoder(Decoder):
                 + code.explain(np.flatnonzero(self._done))
             )
         R = context.rows * context.c
-        leaves = {w: self._values[w].reshape(-1, R) for w in np.flatnonzero(self._done)}
         with one_blas_thread():
-            values = self._decode_levels(leaves, R)
+            if self._groups:
+                chosen = self._chosen_groups()
+                groups = {(g,): self._group_value(g, R) for g in chosen}
+                values = self._decode_depth(0, {(): chosen}, groups, R)
+            else:
+                values = self._decode_levels(self._leaves(self._done, R), R)
         sources = values[()].reshape(code.blocks * context.rows, context.c)
         product = sources[: context.m]
         if context.is_vector:
             product = product[:, 0]
         return fields.lift(np.ascontiguousarray(product), context.output, code.p)
 
+    def _leaves(self, done: np.ndarray, R: int) -> dict[int, np.ndarray]:
+        """Return the whole results of the workers `done`, as ``(E, R)`` blocks."""
+        return {w: self._values[w].reshape(-1, R) for w in np.flatnonzero(done)}
+
     def _decode_levels(
-        self, leaves: dict[int, np.ndarray], R: int
+        self, leaves: dict[int, np.ndarray], R: int, root: tuple[int, ...] = ()
     ) -> dict[tuple, np.ndarray]:
-        """Decode the levels from the leaves up: ``{(): (E, R) sources}``."""
+        """Decode the levels below `root` from the leaves up: ``{root: value}``."""
         code, done = self._code, self._done
         if code.decoding == "product":
             done, leaves = self._fill(leaves)
-        plan = self._plan(done)
-        workers = np.flatnonzero(done)
+        plan = self._plan(done, root)
+        workers = np.asarray(sorted(leaves), dtype=np.int64)
         digits = np.stack(np.unravel_index(workers, code._sizes), axis=1).tolist()
         values = {  # leaf digits -> (E, R) block values, E = prod ell_l
             tuple(d): leaves[w] for d, w in zip(digits, workers.tolist(), strict=True)
         }
-        for depth in range(len(code.levels) - 1, -1, -1):
-            values = self._decode_depth(depth, plan[depth], values, R)
+        for depth in range(len(code.levels) - 1, len(root) - 1, -1):
+            values = self._decode_depth(depth, plan[depth - len(root)], values, R)
         return values
+
+    # -- group-local decoding (a leader per outer group) -------------------------------
+    def _group_workers(self, group: int) -> np.ndarray:
+        """Mask of group `group`'s workers (depth 1)."""
+        span = self._spans[1]
+        mask = np.zeros(self._code.n, dtype=bool)
+        mask[group * span : (group + 1) * span] = True
+        return mask
+
+    def _check_group(self, group: object) -> int:
+        code = self._code
+        if len(code.levels) < 2 or code.decoding == "product":
+            raise ValueError(
+                "group-local decoding needs a code of two levels or more decoded "
+                f"group by group (decoding='groups'), got {code!r}."
+            )
+        return _bounded(group, "group", 0, code.levels[0][0] - 1)
+
+    def group_is_decodable(self, group: int) -> bool:
+        """Whether outer group `group` decodes from the results added here.
+
+        Parameters
+        ----------
+        group : int
+            ``0 <= group < n_0``.
+
+        Returns
+        -------
+        bool
+        """
+        group = self._check_group(group)
+        return group in self._groups or bool(
+            self._members[1][group] >= self._code.levels[1][1]
+        )
+
+    def decode_group(self, group: int) -> DecodedGroup:
+        """Decode outer group `group` alone, as its leader does (levels ``1 ...``).
+
+        Parameters
+        ----------
+        group : int
+            ``0 <= group < n_0``, decodable from the results added here.
+
+        Returns
+        -------
+        DecodedGroup
+            What :meth:`add_group` of the decoder that decodes the outer code
+            takes.
+
+        Raises
+        ------
+        DecodingError
+            If the group's results do not decode yet (the pattern is named).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from coded.codes import HierarchicalCode, Piece
+        >>> code = HierarchicalCode(6, [(2, 1), (3, 2)])
+        >>> A, x = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0])
+        >>> enc = code.encode_operands(A, x)
+        >>> leader = code.decoder(enc)  # group 1's leader: workers 3, 4, 5
+        >>> for w in (3, 5):
+        ...     leader.add(Piece(worker=w, start=0, stop=2, value=enc.lefts[w] @ x))
+        >>> decoded = leader.decode_group(1)
+        >>> decoded.used
+        (3, 5)
+        >>> client = code.decoder(enc)
+        >>> client.add_group(decoded)
+        >>> np.allclose(client.decode(), A @ x)
+        True
+        """
+        group = self._check_group(group)
+        if not self.group_is_decodable(group):
+            members = np.flatnonzero(self._done & self._group_workers(group))
+            raise DecodingError(
+                f"group {group} does not decode from workers {_brief(members.tolist())}"
+                ": " + self._code.explain(members)
+            )
+        if group in self._groups:
+            return self._groups[group]
+        context = self._context
+        R = context.rows * context.c
+        plan = self._plan(root=(group,))
+        leaves = self._leaves(self._done & self._group_workers(group), R)
+        with one_blas_thread():
+            value = self._decode_levels(leaves, R, root=(group,))[(group,)]
+        leaves_used = [(*node, i) for node, chosen in plan[-1].items() for i in chosen]
+        used = np.ravel_multi_index(np.array(leaves_used).T, self._code._sizes)
+        extremes = () if self._code.p is not None else self._plan_extremes(plan, 1)
+        return DecodedGroup(group, value, tuple(used.tolist()), tuple(extremes))
+
+    def add_group(self, decoded: DecodedGroup) -> None:
+        """Record a group decoded by its leader (:meth:`decode_group` there).
+
+        Parameters
+        ----------
+        decoded : DecodedGroup
+
+        Raises
+        ------
+        ValueError
+            If the value's shape is not the group's, or the group was added.
+        NonFiniteResultError
+            If a real value holds NaN or inf.
+        """
+        if not isinstance(decoded, DecodedGroup):
+            raise TypeError(
+                f"`decoded` must be a DecodedGroup, got {type(decoded).__name__}."
+            )
+        group = self._check_group(decoded.group)
+        if self.group_is_decodable(group):
+            raise ValueError(f"group {group} was already decoded; add it once.")
+        code, context = self._code, self._context
+        shape = (
+            code._levels[0].ell,
+            math.prod(level.K for level in code._levels[1:]) * context.rows * context.c,
+        )
+        value = np.asarray(decoded.value)
+        if value.shape != shape:
+            raise ValueError(
+                f"`decoded.value` of group {group} must have shape {shape}, got "
+                f"{value.shape}."
+            )
+        if code.p is None and not np.all(np.isfinite(value)):
+            raise NonFiniteResultError(
+                f"group {group}'s decoded value has non-finite entries (NaN or "
+                "inf); refusing to decode a wrong product.",
+                worker=decoded.used[0] if decoded.used else group,
+            )
+        self._groups[group] = decoded
+        self._members[0][0] += 1
+        self._decodable = bool(self._members[0][0] >= code.levels[0][1])
+
+    def _chosen_groups(self) -> tuple[int, ...]:
+        """Return the first ``k_0`` decoded groups, in index order (the root's)."""
+        decoded = [
+            g for g in range(self._code.levels[0][0]) if self.group_is_decodable(g)
+        ]
+        return tuple(decoded[: self._code.levels[0][1]])
+
+    def _group_value(self, group: int, R: int) -> np.ndarray:
+        if group in self._groups:
+            return np.asarray(self._groups[group].value)
+        leaves = self._leaves(self._done & self._group_workers(group), R)
+        return self._decode_levels(leaves, R, root=(group,))[(group,)]
+
+    def _group_extremes(self, group: int) -> tuple[tuple[float, float], ...]:
+        return tuple(self._plan_extremes(self._plan(root=(group,)), 1))
 
     def _fill(
         self, leaves: dict[int, np.ndarray]
@@ -1038,3 +1272,17 @@ class HierarchicalDecoder(Decoder):
                 K = part.shape[0]
                 out[node] = part.reshape(K, E, -1).transpose(1, 0, 2).reshape(E, -1)
         return out
+
+
+def _widest(extremes: Iterable[tuple[float, float]]) -> tuple[float, float]:
+    """Return the largest ``sigma_max`` and smallest ``sigma_min`` of systems."""
+    tops, bottoms = zip(*extremes, strict=True)
+    return max(tops), min(bottoms)
+
+
+def _bound(extremes: Iterable[tuple[float, float]]) -> float:
+    """``prod_l sigma_max / sigma_min`` over the depths' extremes."""
+    bound = 1.0
+    for top, bottom in extremes:
+        bound *= top / bottom if bottom > 0 else math.inf
+    return bound

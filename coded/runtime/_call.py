@@ -19,8 +19,8 @@ from coded.runtime._state import BackupPolicy, BatchTask, RunState
 
 __all__ = ["TRANSPORTS", "CallSpec", "Transport", "new_state", "task_fault"]
 
-Transport = Literal["tasks", "resident"]
-TRANSPORTS: tuple[str, ...] = ("tasks", "resident")
+Transport = Literal["tasks", "resident", "grouped"]
+TRANSPORTS: tuple[str, ...] = ("tasks", "resident", "grouped")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -61,12 +61,13 @@ class CallSpec:
             raise ValueError(
                 f"`transport` must be one of {TRANSPORTS}, got {self.transport!r}."
             )
-        if self.transport == "resident" and (
+        if self.transport != "tasks" and (
             self.placed_lefts is None or self.layout is not None
         ):
             raise ValueError(
-                "the resident transport serves placed shares and returns their "
-                "results to the client: it needs `placed_lefts` and no `layout`."
+                f"the {self.transport} transport serves placed shares and returns "
+                "their results to the client: it needs `placed_lefts` and no "
+                "`layout`."
             )
 
     @property

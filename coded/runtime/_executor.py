@@ -574,11 +574,13 @@ async def submit_execution_async(
         which ``stage_seconds["total"]`` counts.
     encode_seconds : float
         The record's ``encode`` stage, spent before this call.
-    transport : {"tasks", "resident"}
+    transport : {"tasks", "resident", "grouped"}
         ``"tasks"`` (default): pinned batch chains through the scheduler.
         ``"resident"``: one message per worker to the resident servers that
         hold `placed_lefts` (registered by :func:`coded.place_operand`); the
         results stream back without the scheduler (``layout`` must be None).
+        ``"grouped"``: the same servers, one message per outer group of a
+        multi-level code to a leader that decodes its group.
 
     Returns
     -------
@@ -600,10 +602,13 @@ async def submit_execution_async(
 
 async def submit_call_async(client: Client, spec: CallSpec) -> MatmulHandle:
     """Start the call `spec` on its transport; return its handle."""
+    from coded.runtime._grouped import GroupedRun
     from coded.runtime._resident import ResidentRun
 
     began = time.perf_counter() if spec.began is None else spec.began
-    run_type = ResidentRun if spec.transport == "resident" else _Run
+    run_type = {"resident": ResidentRun, "grouped": GroupedRun}.get(
+        spec.transport, _Run
+    )
     run = run_type(client, spec, new_call_id())
     try:
         placing = time.perf_counter()

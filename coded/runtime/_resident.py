@@ -27,14 +27,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from distributed import Client
-from distributed.comm import CommClosedError
-from distributed.protocol import to_serialize
+from distributed.protocol.serialize import Serialized
 
 from coded.codes.interface import RatelessContext, TransposedContext, UnitContext
 from coded.runtime._call import CallSpec, new_state, task_fault
+from coded.runtime._channels import Channel, job_message, serve_job, shared
 from coded.runtime._dask_helpers import live_addresses_async, scheduler_lost
 from coded.runtime._resident_server import (
-    CHANNEL_OP,
     PLUGIN_NAME,
     ResidentJob,
     ResidentServer,
@@ -123,22 +122,9 @@ def served_calls(client: Client) -> dict[str, dict[str, int] | None]:
 class _Stream:
     """One connection serving one job: the copies it still owes."""
 
-    address: str
-    token: int
-    call_id: str
+    channel: Channel
     pending: dict[int, CopyKey]  # batch -> (task, copy)
-    comm: Any = None  # its channel while the job runs
-    stopped: bool = False  # no result of it is wanted any more
-    stop_sent: bool = False  # the one message back is written (exactly once)
-    reader: Any = None  # the task reading its replies
-
-    async def send_stop(self) -> None:
-        """Write the stop, once, while the job runs (else: once it is sent)."""
-        if self.comm is None or self.stop_sent:
-            return
-        self.stop_sent = True
-        with contextlib.suppress(OSError, CommClosedError):
-            await self.comm.write({"stop": self.token, "call": self.call_id})
+    reader: Any = None  # the task sending the job and reading its replies
 
 
 class ResidentRun:
@@ -169,6 +155,7 @@ class ResidentRun:
         self.inbox: list[Event] = []
         self.woken = asyncio.Event()
         self.streams: set[_Stream] = set()
+        self.rights: dict[int, Serialized] = {}  # right operands, serialized once
         self.hosts: dict[CopyKey, _Stream] = {}
         self.late: set[CopyKey] = set()
         self.cancelled = 0
@@ -241,55 +228,42 @@ class ResidentRun:
             submitted_at=time.time(),
             plain=self.plain,
         )
-        address = self.addresses[host]
-        stream = _Stream(
-            address=address, token=token, call_id=self.call_id, pending=copies
-        )
+        stop = {"stop": token, "call": self.call_id}
+        stream = _Stream(channel=Channel(self.addresses[host], stop), pending=copies)
         self.streams.add(stream)
         for copy_key in copies.values():
             self.hosts[copy_key] = stream
-        right = self.encoded.right(worker)
+        right = self._right(worker)
         stream.reader = asyncio.ensure_future(self._serve(stream, job, right))
 
-    async def _serve(self, stream: _Stream, job: ResidentJob, right: Any) -> None:
+    def _right(self, worker: int) -> Serialized:
+        """Worker `worker`'s right operand, serialized once for all who share it."""
+        right = self.encoded.right(worker)
+        if id(right) not in self.rights:
+            self.rights[id(right)] = shared(right)
+        return self.rights[id(right)]
+
+    async def _serve(
+        self, stream: _Stream, job: ResidentJob, right: Serialized
+    ) -> None:
         """Send `job` on an idle channel and turn its replies into events."""
-        address = stream.address
-        idle = _idle_channels(self.client)[address]
-        message = {"job": to_serialize(job), "right": to_serialize(right)}
-        try:
-            async with asyncio.timeout(self._patience()):
-                while idle and stream.comm is None:
-                    comm = idle.pop()
-                    stream.comm = None if comm.closed() else comm
-                if stream.comm is None:  # a new channel: the op opens it
-                    stream.comm = await self.client.rpc.connect(address)
-                    message["op"] = CHANNEL_OP
-                await stream.comm.write(message)
-                if stream.stopped:
-                    await stream.send_stop()
-                while True:
-                    reply = await stream.comm.read()
-                    if not isinstance(reply, dict):  # an old worker: no handler
-                        raise KeyError(f"{address} runs no resident server")
-                    if "batch" in reply:
-                        self._push(self._event(stream, reply))
-                    if "done" in reply:
-                        break
-            self._ended(stream, "its chain stopped after a failed batch")
-            idle.append(stream.comm)
-            stream.comm = None
-        except (OSError, CommClosedError) as error:
-            why = f"its Dask worker {address} closed the connection ({error})"
-            self._ended(stream, why)
-        except TimeoutError:
-            self._ended(stream, f"its Dask worker {address} stopped answering")
-        except KeyError as error:
-            self._ended(stream, error.args[0])
-        finally:
-            if stream.comm is not None:  # broken or abandoned: never reused
-                stream.comm.abort()
-                stream.comm = None
-            self.streams.discard(stream)
+        address = stream.channel.address
+        message = job_message(job, right)
+
+        def on_reply(reply: dict[str, Any]) -> None:
+            if "batch" in reply:
+                self._push(self._event(stream, reply))
+
+        why = await serve_job(
+            self.client.rpc.connect,
+            _idle_channels(self.client)[address],
+            stream.channel,
+            message,
+            self._patience(),
+            on_reply,
+        )
+        self._ended(stream, why or "its chain stopped after a failed batch")
+        self.streams.discard(stream)
 
     def _patience(self) -> float:
         """Seconds a job may take to answer: until past the call's deadline."""
@@ -302,12 +276,12 @@ class ResidentRun:
             output = reply["output"]
             self.results.setdefault(task, output)
             return TaskFinished(task=task, copy=copy, now=now, piece=output.piece)
-        why = f"on {stream.address}: {reply['why']}"
+        why = f"on {stream.channel.address}: {reply['why']}"
         return TaskFailed(task=task, copy=copy, now=now, why=why)
 
     def _ended(self, stream: _Stream, why: str) -> None:
         """Fail the copies `stream` still owes (none when it was stopped)."""
-        if not stream.stopped:
+        if not stream.channel.stopped:
             now = time.perf_counter()
             for task, copy in stream.pending.values():
                 self._push(TaskFailed(task=task, copy=copy, now=now, why=why))
@@ -325,9 +299,9 @@ class ResidentRun:
             1 for copy in copies if copy in self.hosts and copy not in self.late
         )
         for stream in streams:
-            if not stream.stopped:
-                stream.stopped = True
-                self.client.loop.add_callback(stream.send_stop)
+            if not stream.channel.stopped:
+                stream.channel.stopped = True
+                self.client.loop.add_callback(stream.channel.send_stop)
 
     # ---- wait --------------------------------------------------------------
     def wait(self) -> None:

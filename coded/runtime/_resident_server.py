@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,8 +41,10 @@ from distributed.protocol import to_serialize
 
 from coded.injection import TaskFault
 from coded.runtime import _worker
+from coded.runtime._channels import CHANNEL_OP, read_job
+from coded.runtime._leader import GroupJob, lead
 
-__all__ = ["CHANNEL_OP", "PLUGIN_NAME", "ResidentJob", "ResidentServer"]
+__all__ = ["PLUGIN_NAME", "ResidentJob", "ResidentServer"]
 
 PLUGIN_NAME = "coded-resident"
 INLINE_WORK = 2**22
@@ -51,7 +54,6 @@ Handing a small product to a thread and back costs two thread switches, which
 on a busy machine cost more than the product; a larger one, one with an
 injected fault (a wait) or one of a code defined outside coded (whose product
 may block) runs in the server's thread."""
-CHANNEL_OP = "coded_resident_channel"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -107,6 +109,8 @@ class ResidentServer(WorkerPlugin):
     def setup(self, worker: Any) -> None:
         self.worker = worker
         self.running: dict[tuple[str, int], threading.Event] = {}  # job -> its stop
+        self.inboxes: dict[tuple[str, int], asyncio.Queue] = {}  # a leader's replies
+        self.idle: dict[str, list[Any]] = defaultdict(list)  # a leader's channels
         self.channels = 0
         self.served = 0
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="coded-resident")
@@ -118,44 +122,83 @@ class ResidentServer(WorkerPlugin):
             cancelled.set()
         self.executor.shutdown(wait=False)
 
-    async def channel(self, comm: Any, job: ResidentJob, right: Any) -> Status:
+    async def channel(self, comm: Any, job: bytes, right: Any) -> Status:
         """Serve the jobs of one channel until it closes (:data:`CHANNEL_OP`)."""
         self.channels += 1
         serving = None
         try:
+            job = read_job(job)
             while True:
                 serving = asyncio.ensure_future(self._job(comm, job, right))
                 while True:
                     message = await comm.read()
                     if "stop" not in message:
                         break
-                    stopped = self.running.get((message["call"], message["stop"]))
-                    if stopped is not None:
-                        _stop(message["call"], stopped)
+                    self._stop((message["call"], message["stop"]))
                 await serving  # the client sends a job once the last is done
-                job, right = message["job"], message["right"]
+                job, right = read_job(message["job"]), message["right"]
         except (OSError, CommClosedError):  # the client left: stop its job
             if serving is not None and not serving.done():
-                cancelled = self.running.get((job.call_id, job.token))
-                if cancelled is not None:
-                    _stop(job.call_id, cancelled)
+                self._stop((job.call_id, job.token))
         finally:
             self.channels -= 1
         return Status.dont_reply
 
-    async def _job(self, comm: Any, job: ResidentJob, right: Any) -> None:
+    def _stop(self, key: tuple[str, int]) -> None:
+        """Stop job `key` if it runs (a leader stops its members too)."""
+        cancelled = self.running.get(key)
+        if cancelled is not None:
+            _stop(_signal(*key), cancelled)
+        inbox = self.inboxes.get(key)
+        if inbox is not None:
+            inbox.put_nowait(None)
+
+    async def _job(self, comm: Any, job: ResidentJob | GroupJob, right: Any) -> None:
         """Compute and answer one job; its stop is in ``running`` meanwhile."""
         key = (job.call_id, job.token)
         cancelled = self.running[key] = threading.Event()
         try:
-            if not await self._serve(comm, job, right, cancelled):
+            if isinstance(job, GroupJob):
+                answer = await self._lead(job, right, key)
+                cancelled.set()
+                await comm.write({**answer, "done": job.token})
+            elif not await self._serve(comm, job, right, cancelled):
                 cancelled.set()  # a stop from now on only meets a finished chain
                 await comm.write({"done": job.token})
         except (OSError, CommClosedError):  # the client left: nothing to answer
             pass
         finally:
             del self.running[key]
+            self.inboxes.pop(key, None)
             self.served += 1
+
+    async def _lead(
+        self, job: GroupJob, right: Any, key: tuple[str, int]
+    ) -> dict[str, Any]:
+        """Lead group ``job.group`` (:mod:`coded.runtime._leader`); its answer."""
+        inbox = self.inboxes[key] = asyncio.Queue()
+        own = threading.Event()
+        mine = [m for address, m in job.members if address == self.worker.address]
+
+        def stop_own() -> None:
+            for member in mine:
+                _stop(_signal(job.call_id, member.token), own)
+
+        async def run_own(comm: Any, member: ResidentJob, right: Any) -> None:
+            if not await self._serve(comm, member, right, own):
+                own.set()
+                await comm.write({"done": member.token})
+
+        return await lead(
+            job,
+            right,
+            address=self.worker.address,
+            connect=self.worker.rpc.connect,
+            idle=self.idle,
+            run_own=run_own,
+            stop_own=stop_own,
+            inbox=inbox,
+        )
 
     async def _serve(
         self, comm: Any, job: ResidentJob, right: Any, cancelled: threading.Event
@@ -232,6 +275,7 @@ def _compute(
             fault=fault,
             call_id=job.call_id,
             submitted_at=job.submitted_at,
+            signal=_signal(job.call_id, job.token),
         )
 
 
@@ -242,15 +286,20 @@ def _work(left: Any, right: Any, start: int, stop: int) -> int:
     return (stop - start) * inner * columns
 
 
-def _stop(call_id: str, cancelled: threading.Event) -> None:
+def _signal(call_id: str, token: int) -> str:
+    """Key of job `token`'s cancel signal (its injected waits wait on it)."""
+    return f"{call_id}#{token}"
+
+
+def _stop(signal: str, cancelled: threading.Event) -> None:
     """End the chain on the client's stop (or its leaving); wake its waits.
 
     After the chain's last batch (`cancelled` already set) a stop changes
-    nothing; before, it also wakes the call's injected waits here.
+    nothing; before, it also wakes the job's injected waits (`signal`).
     """
     if not cancelled.is_set():
         cancelled.set()
-        _worker.cancel_signal(call_id).set()
+        _worker.cancel_signal(signal).set()
 
 
 @contextlib.contextmanager

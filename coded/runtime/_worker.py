@@ -132,6 +132,7 @@ def run_batch(
     call_id: str,
     submitted_at: float,
     previous: TaskOutput | None = None,
+    signal: str | None = None,
 ) -> TaskOutput:
     """Compute rows ``[start, stop)`` of ``left @ right`` and apply `fault`.
 
@@ -154,6 +155,10 @@ def run_batch(
         Wall-clock time the client submitted the call.
     previous : TaskOutput, optional
         The worker's previous batch (a dependency that orders the chain).
+    signal : str, optional
+        Key of the cancel signal that ends an injected wait (default:
+        `call_id`'s; a resident job has its own, so that stopping one job
+        wakes no other job of the call in this process).
 
     Returns
     -------
@@ -169,7 +174,7 @@ def run_batch(
         _start_fault(fault, call_id, worker)
         value = fault.corrupted(multiply(left[start:stop], right))
         compute = time.perf_counter() - began
-        cancelled = _finish_fault(fault, call_id, compute)
+        cancelled = _finish_fault(fault, signal or call_id, compute)
         piece = Piece(worker=worker, start=start, stop=stop, value=value)
         return TaskOutput(
             piece=piece,

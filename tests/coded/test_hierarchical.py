@@ -1,5 +1,6 @@
 """Hierarchical (multi-level) codes: decodable patterns, exactness, certified bounds."""
 
+import dataclasses
 import itertools
 import math
 
@@ -9,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coded.codes import HierarchicalCode, MDSCode, Piece
-from coded.errors import DecodingError
+from coded.errors import DecodingError, NonFiniteResultError
 
 P = 65537
 LAYOUTS = [
@@ -238,3 +239,81 @@ def test_product_decoding_needs_two_levels_over_gf_p(levels, field):
     n = math.prod(s for s, _ in levels)
     with pytest.raises(ValueError, match=r"decoding='product'.*use decoding='groups'"):
         HierarchicalCode(n, levels, field, decoding="product")
+
+
+# ---- group-local decoding: a leader decodes its group, the client the outer code
+def _group_decodes(code, group, alive):
+    """Independent rule for one outer group: its subtree counted on its own."""
+    span = code.n // code.levels[0][0]
+    mine = [w - group * span for w in alive if w // span == group]
+    decoded = np.isin(np.arange(span), mine).reshape([s for s, _ in code.levels[1:]])
+    for _, k in reversed(code.levels[1:]):
+        decoded = decoded.sum(axis=-1) >= k
+    return bool(decoded)
+
+
+@given(_patterns(), st.sampled_from([None, P]))
+def test_leaders_decode_their_groups_and_the_client_the_outer_code(case, field):
+    n, levels, alive = case
+    code = HierarchicalCode(n, levels, field=field)
+    rng = np.random.default_rng(len(alive))
+    A, B = rng.integers(-50, 50, (11, 3)), rng.integers(-50, 50, (3, 2))
+    if field is None:
+        A, B = A.astype(float), B.astype(float)
+    enc = code.encode_operands(A, B)
+    client = code.decoder(enc)
+    decoded = []
+    for group in range(levels[0][0]):
+        expected = _group_decodes(code, group, alive)
+        assert code.group_decodes(group, alive) == expected
+        span = n // levels[0][0]
+        leader = _run(code, A, B, [w for w in alive if w // span == group])
+        assert leader.group_is_decodable(group) == expected
+        if not expected:
+            with pytest.raises(DecodingError, match=f"group {group} does not decode"):
+                leader.decode_group(group)
+            continue
+        answer = leader.decode_group(group)
+        assert {w // span for w in answer.used} == {group}
+        assert set(answer.used) <= set(alive)
+        client.add_group(answer)
+        decoded.append(group)
+    assert client.is_decodable == (len(decoded) >= levels[0][1])
+    if not client.is_decodable:
+        with pytest.raises(DecodingError):
+            client.decode()
+        return
+    product = client.decode()
+    if field is None:
+        np.testing.assert_allclose(product, A @ B, rtol=1e-9, atol=1e-9)
+        assert client.condition_number <= code.worst_condition_number().value * (
+            1 + 1e-9
+        )
+    else:
+        np.testing.assert_array_equal(product, A @ B)
+
+
+def test_a_group_value_is_checked_before_it_is_decoded():
+    code = HierarchicalCode(8, [(2, 1), (4, 3)])
+    A, x = np.arange(12.0).reshape(6, 2), np.array([1.0, -1.0])
+    enc = code.encode_operands(A, x)
+    leader = _run(code, A, x, [0, 1, 2])
+    answer = leader.decode_group(0)
+    client = code.decoder(enc)
+    with pytest.raises(TypeError, match="`decoded` must be a DecodedGroup"):
+        client.add_group(answer.value)
+    with pytest.raises(ValueError, match=r"`decoded.value` of group 0 must have shape"):
+        client.add_group(dataclasses.replace(answer, value=answer.value[:, :1]))
+    nan = np.full_like(answer.value, np.nan)
+    with pytest.raises(NonFiniteResultError, match="group 0's decoded value"):
+        client.add_group(dataclasses.replace(answer, value=nan))
+    client.add_group(answer)
+    with pytest.raises(ValueError, match="group 0 was already decoded"):
+        client.add_group(answer)
+    with pytest.raises(ValueError, match="`group` must be"):
+        leader.decode_group(2)
+    flat = HierarchicalCode(4, [(4, 3)])
+    with pytest.raises(ValueError, match="two levels or more"):
+        flat.decoder(flat.encode_operands(A, x)).decode_group(0)
+    with pytest.raises(ValueError, match="one level has no groups"):
+        flat.group_decodes(0, [0, 1, 2])

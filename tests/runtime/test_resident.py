@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coded import (
+    HierarchicalCode,
     InconsistentResultsError,
     LocalCodedCluster,
     NotEnoughResultsError,
@@ -295,6 +296,47 @@ def test_disconnect_and_release_leave_nothing_on_the_workers(processes):
     while _shares(client):
         assert time.monotonic() < deadline, served_calls(client)
         time.sleep(0.05)
+
+
+# group leaders (transport="grouped", tests/runtime/test_grouped.py) on processes
+def _kill_leader_of_group_0(client, placed):
+    pid = client.run(os.getpid)[placed.locations[0]]
+    os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.chaos
+def test_a_killed_leader_is_replaced_by_the_next_member(processes):
+    client = processes.client
+    client.wait_for_workers(4, timeout=60)
+    rng = np.random.default_rng(3)
+    A, x = rng.standard_normal((8, 3)), rng.standard_normal(3)
+    code = HierarchicalCode(4, [(2, 1), (2, 1)])  # any member decodes its group
+    with place_operand(A, scheme=code, client=client) as placed:
+        # group 1 fails; group 0's members are slow, so it answers only after
+        # its leader (worker 0) was killed, through worker 1 leading
+        faults = Stragglers(failing=[2, 3], delays={0: 60.0, 1: 1.0})
+        handle = submit_matmul(placed, x, transport="grouped", stragglers=faults)
+        _kill_leader_of_group_0(client, placed)
+        result = handle.result()
+    np.testing.assert_allclose(result.product, A @ x, rtol=1e-10, atol=1e-10)
+    assert result.used_workers == (1,)
+    assert 0 in result.failed_workers
+
+
+@pytest.mark.chaos
+def test_a_killed_leader_without_a_successor_fails_at_once(processes):
+    client = processes.client
+    client.wait_for_workers(4, timeout=60)
+    A, x = np.ones((8, 3)), np.ones(3)
+    code = HierarchicalCode(4, [(2, 1), (2, 2)])  # a group needs both members
+    with place_operand(A, scheme=code, client=client) as placed:
+        faults = Stragglers(failing=[2], delays={0: 60.0})
+        handle = submit_matmul(
+            placed, x, transport="grouped", stragglers=faults, timeout=50
+        )
+        _kill_leader_of_group_0(client, placed)
+        with pytest.raises(NotEnoughResultsError, match="closed the connection"):
+            handle.result()
 
 
 def test_gradient_steps_and_iterations_run_resident(client):

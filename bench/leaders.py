@@ -1,0 +1,213 @@
+"""Group leaders against a flat code: the client's costs per call as n grows.
+
+For each n in ``--workers`` (default 8, 16, 32, 64 worker processes on this
+machine, memory-limited, one thread each; ``--quick``: n = 4, in-process) a flat
+real ``MDSCode(n, k)`` and a two-level ``HierarchicalCode`` of the same
+redundancy (``LAYOUTS``) are placed on the same workers, and these calls on
+them are interleaved, ``--repeats`` times each, under the same injected
+stragglers (one slow worker in every other group, within both codes'
+guarantees):
+
+- ``flat``: the flat code, ``transport="resident"`` (one message per worker,
+  the client decodes a ``k x k`` system);
+- ``two_level``: the two-level code, ``transport="resident"`` (one message per
+  worker, the client decodes group by group);
+- ``grouped``: the two-level code, ``transport="grouped"`` (one message per
+  group; leaders decode their groups, the client only the outer code).
+
+Per call: the wall-clock latency, the client's CPU time (``time.process_time``
+of this process, in which only the client runs: the scheduler and the workers
+are processes of their own) and its decode (``stage_seconds["decode"]``);
+every product is checked against ``A @ B``. The cost model of
+``docs/theory/hierarchical.md`` (:func:`theory.fit_runtime_costs`) is
+calibrated once on the median latencies of the smallest and largest n
+(flat and grouped: four calls, four constants), and predicts the n in between.
+
+Prints medians and ratios (grouped / flat), writes ``bench/results/leaders.json``.
+The full run needs a private network namespace (it starts ``dask scheduler``
+and ``dask worker`` processes, :class:`coded.runtime.ShapedCluster` without
+shaping) and about 10 GiB of memory at n = 64.
+
+Usage: ``python bench/leaders.py [--quick] [--repeats R] [--workers N ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import statistics
+import time
+
+# one BLAS thread per process, as Dask's nanny sets for worker processes
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+from _harness import enter_links_namespace, write_results
+
+from coded import HierarchicalCode, MDSCode, Stragglers, coded_matmul, place_operand
+from theory import call_overhead, fit_runtime_costs
+
+LAYOUTS = {  # n: two-level layout; the flat code has the same n and prod k_l
+    4: [(2, 1), (2, 2)],
+    8: [(2, 2), (4, 3)],
+    16: [(4, 3), (4, 3)],
+    32: [(4, 3), (8, 7)],
+    64: [(8, 7), (8, 7)],
+}
+ROWS, D, C = 60, 100, 16  # rows of A per source block, its columns, B's columns
+DELAY = 0.2  # seconds of an injected straggler
+VARIANTS = ("flat", "two_level", "grouped")
+
+
+def _stragglers(levels) -> Stragglers:
+    """One slow member in every other outer group (within both guarantees)."""
+    groups, size = levels[0][0], levels[1][0]
+    slow = {g * size + g % size: DELAY for g in range(0, groups, 2)}
+    return Stragglers(delays=slow)
+
+
+def _call(placed, B, expected, transport, stragglers) -> dict:
+    cpu, began = time.process_time(), time.perf_counter()
+    result = coded_matmul(
+        placed, B, transport=transport, stragglers=stragglers, timeout=60
+    )
+    wall, cpu = time.perf_counter() - began, time.process_time() - cpu
+    if not np.allclose(result.product, expected, rtol=1e-9, atol=1e-9):
+        raise AssertionError(f"{transport}: a wrong product")
+    return {"wall": wall, "cpu": cpu, "decode": result.stage_seconds["decode"]}
+
+
+def measure(client, n: int, repeats: int, rng) -> dict:
+    levels = LAYOUTS[n]
+    k = int(np.prod([k for _, k in levels]))
+    A = rng.standard_normal((k * ROWS, D))
+    B = rng.standard_normal((D, C))
+    expected = A @ B
+    stragglers = _stragglers(levels)
+    calls = {v: [] for v in VARIANTS}
+    with (
+        place_operand(A, scheme=MDSCode(n, k), client=client) as flat,
+        place_operand(A, scheme=HierarchicalCode(n, levels), client=client) as tree,
+    ):
+        runs = {
+            "flat": lambda: _call(flat, B, expected, "resident", stragglers),
+            "two_level": lambda: _call(tree, B, expected, "resident", stragglers),
+            "grouped": lambda: _call(tree, B, expected, "grouped", stragglers),
+        }
+        for name in VARIANTS:  # warm: imports, channels, factorisations
+            runs[name]()
+        for _ in range(repeats):
+            for name in VARIANTS:
+                calls[name].append(runs[name]())
+    row = {"n": n, "flat_k": k, "levels": levels, "product_bytes": 8 * k * ROWS * C}
+    for name in VARIANTS:
+        for field in ("wall", "cpu", "decode"):
+            row[f"{name}_{field}"] = statistics.median(c[field] for c in calls[name])
+    for field in ("wall", "cpu", "decode"):
+        row[f"ratio_{field}"] = row[f"grouped_{field}"] / row[f"flat_{field}"]
+    return row
+
+
+def model(rows: list[dict]) -> dict:
+    """Calibrate the cost model on the extreme n; predict every n."""
+    ends = [rows[0], rows[-1]] if len(rows) > 1 else rows
+    layouts, seconds, sizes = [], [], []
+    for row in ends:
+        layouts += [[(row["n"], row["flat_k"])], row["levels"]]
+        seconds += [row["flat_wall"], row["grouped_wall"]]
+        sizes += [row["product_bytes"]] * 2
+    if len(layouts) < 4:
+        return {}
+    right = 8 * D * C
+    costs = fit_runtime_costs(layouts, seconds, product_bytes=sizes, right_bytes=right)
+    predictions = []
+    for row in rows:
+        for name, layout in (
+            ("flat", [(row["n"], row["flat_k"])]),
+            ("grouped", row["levels"]),
+        ):
+            predicted = call_overhead(
+                layout, costs, product_bytes=row["product_bytes"], right_bytes=right
+            ).total_seconds
+            measured = row[f"{name}_wall"]
+            predictions.append(
+                {
+                    "n": row["n"],
+                    "layout": name,
+                    "measured": measured,
+                    "predicted": predicted,
+                    "error": predicted / measured - 1,
+                }
+            )
+    return {
+        "costs": dataclasses.asdict(costs),
+        "predictions": predictions,
+    }
+
+
+@contextlib.contextmanager
+def _cluster(quick: bool, n_workers: int):
+    if quick:
+        from coded import LocalCodedCluster
+
+        with LocalCodedCluster(n_workers=n_workers) as cluster:
+            yield cluster.client
+        return
+    from coded.runtime import ShapedCluster
+
+    options = ("--memory-limit", "400MiB")
+    with ShapedCluster(
+        n_workers=n_workers, links=None, worker_options=options, start_timeout=300
+    ) as shaped:
+        yield shaped.client
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--workers", type=int, nargs="+", default=None)
+    args = parser.parse_args(argv)
+    ns = args.workers or ([4] if args.quick else [8, 16, 32, 64])
+    repeats = args.repeats or (2 if args.quick else 15)
+    if not args.quick:
+        enter_links_namespace()
+    rng = np.random.default_rng(0)
+    rows = []
+    with _cluster(args.quick, max(ns)) as client:
+        for n in sorted(ns):
+            load = os.getloadavg()[0]
+            row = measure(client, n, repeats, rng)
+            row["load_before"] = load
+            rows.append(row)
+            print(
+                f"n={n:3d} {row['levels']} vs ({n}, {row['flat_k']}): "
+                + "  ".join(
+                    f"{v} wall {row[v + '_wall'] * 1e3:.1f} ms cpu "
+                    f"{row[v + '_cpu'] * 1e3:.1f} ms decode "
+                    f"{row[v + '_decode'] * 1e3:.2f} ms"
+                    for v in VARIANTS
+                )
+                + f"  grouped/flat: cpu {row['ratio_cpu']:.2f}x decode "
+                f"{row['ratio_decode']:.2f}x wall {row['ratio_wall']:.2f}x "
+                f"(load {load:.1f})",
+                flush=True,
+            )
+    fitted = model(rows)
+    for p in fitted.get("predictions", []):
+        print(
+            f"model n={p['n']:3d} {p['layout']:8s} measured "
+            f"{p['measured'] * 1e3:.1f} ms predicted {p['predicted'] * 1e3:.1f} ms "
+            f"({p['error']:+.0%})"
+        )
+    write_results(
+        "leaders",
+        {"quick": args.quick, "rows": rows, "model": fitted, "repeats": repeats},
+        quick=args.quick,
+    )
+
+
+if __name__ == "__main__":
+    main()
