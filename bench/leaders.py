@@ -1,7 +1,8 @@
 """Group leaders against a flat code: the client's costs per call as n grows.
 
 For each n in ``--workers`` (default 8, 16, 32, 64 worker processes on this
-machine, memory-limited, one thread each; ``--quick``: n = 4, in-process) a flat
+machine, memory-limited, one thread each, a cluster of its own for each n;
+``--quick``: n = 4, in-process) a flat
 real ``MDSCode(n, k)`` and a two-level ``HierarchicalCode`` of the same
 redundancy (``LAYOUTS``) are placed on the same workers, and these calls on
 them are interleaved, ``--repeats`` times each, under the same injected
@@ -176,8 +177,8 @@ def main(argv=None) -> None:
         enter_links_namespace()
     rng = np.random.default_rng(0)
     rows = []
-    with _cluster(args.quick, max(ns)) as client:
-        for n in sorted(ns):
+    for n in sorted(ns):  # n workers each: no idle process loads the machine
+        with _cluster(args.quick, n) as client:
             load = os.getloadavg()[0]
             row = measure(client, n, repeats, rng)
             row["load_before"] = load
