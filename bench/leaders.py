@@ -24,7 +24,9 @@ every product is checked against ``A @ B``. The cost model of
 calibrated once on the median latencies of the smallest and largest n
 (flat and grouped: four calls, four constants), and predicts the n in between.
 
-Prints medians and ratios (grouped / flat), writes ``bench/results/leaders.json``.
+Before its calls, each cluster's idle CPU is measured (the cores its processes use
+doing nothing, over 5 s). Prints medians and ratios (grouped / flat), writes
+``bench/results/leaders.json``.
 The full run needs a private network namespace (it starts ``dask scheduler``
 and ``dask worker`` processes, :class:`coded.runtime.ShapedCluster` without
 shaping) and about 10 GiB of memory at n = 64.
@@ -148,6 +150,24 @@ def model(rows: list[dict]) -> dict:
     }
 
 
+def idle_cores(seconds: float = 5.0) -> float:
+    """Cores the other processes of this PID namespace (the idle cluster) use."""
+    import psutil
+
+    others = [p for p in psutil.process_iter() if p.pid != os.getpid()]
+
+    def used() -> float:
+        total = 0.0
+        for process in others:
+            with contextlib.suppress(psutil.Error):
+                total += sum(process.cpu_times()[:2])
+        return total
+
+    before, began = used(), time.perf_counter()
+    time.sleep(seconds)
+    return (used() - before) / (time.perf_counter() - began)
+
+
 @contextlib.contextmanager
 def _cluster(quick: bool, n_workers: int):
     if quick:
@@ -180,7 +200,9 @@ def main(argv=None) -> None:
     for n in sorted(ns):  # n workers each: no idle process loads the machine
         with _cluster(args.quick, n) as client:
             load = os.getloadavg()[0]
+            idle = None if args.quick else idle_cores()
             row = measure(client, n, repeats, rng)
+            row["idle_cores"] = idle
             row["load_before"] = load
             rows.append(row)
             print(
@@ -193,7 +215,9 @@ def main(argv=None) -> None:
                 )
                 + f"  grouped/flat: cpu {row['ratio_cpu']:.2f}x decode "
                 f"{row['ratio_decode']:.2f}x wall {row['ratio_wall']:.2f}x "
-                f"(load {load:.1f})",
+                f"(load {load:.1f}"
+                + ("" if idle is None else f"; the idle cluster used {idle:.2f} cores")
+                + ")",
                 flush=True,
             )
     fitted = model(rows)

@@ -22,9 +22,14 @@ def test_fresh_and_placed_products_over_tls(processes):
         fresh = coded.coded_matmul(A, x, scheme="mds", k=3, client=client)
         with coded.place_operand(A, k=3, client=client) as placed:
             again = coded.coded_matmul(placed, 2 * x)
+        tree = coded.HierarchicalCode(4, [(2, 1), (2, 2)])
+        with coded.place_operand(A, scheme=tree, client=client) as placed:
+            led = coded.coded_matmul(placed, 3 * x, transport="grouped")
     np.testing.assert_allclose(fresh.product, A @ x)
     np.testing.assert_allclose(again.product, 2 * (A @ x))
+    np.testing.assert_allclose(led.product, 3 * (A @ x))
     assert (fresh.transport, again.transport) == ("tasks", "resident")
+    assert led.transport == "grouped"  # the leaders' own connections are TLS too
 
 
 def test_a_security_of_ones_own_is_used_as_given():
