@@ -157,12 +157,14 @@ def coded_matmul(
         waited for); ``"redundancy"``, the results against each other (it
         waits for results beyond a decodable set); ``"auto"`` chooses for the
         code and the field (:class:`ExecutionOptions`).
-    transport : {"auto", "resident", "tasks"}, default "auto"
+    transport : {"auto", "resident", "grouped", "tasks"}, default "auto"
         Keyword option. How a call on a placed A reaches its workers:
         ``"resident"``, one message per worker to the server holding its share
-        (no scheduler); ``"tasks"``, pinned tasks through the scheduler, as
-        every fresh call runs; ``"auto"``, resident wherever it applies.
-        ``result.transport`` says which ran.
+        (no scheduler); ``"grouped"``, for a :class:`~coded.codes.HierarchicalCode`,
+        one message per outer group to a leader that decodes its group;
+        ``"tasks"``, pinned tasks through the scheduler, as every fresh call
+        runs; ``"auto"``, resident wherever it applies. ``result.transport``
+        says which ran.
 
     Returns
     -------

@@ -28,4 +28,4 @@ class ExecutionKeywords(TypedDict, total=False):
     output: Literal["numpy", "dask"]
     verify: Literal["detect", "correct", "off"]
     check: Literal["auto", "freivalds", "redundancy"]
-    transport: Literal["auto", "resident", "tasks"]
+    transport: Literal["auto", "resident", "grouped", "tasks"]

@@ -28,6 +28,7 @@ from coded.codes._gradient_schemes import (
 from coded.codes._gradient_schemes import (
     GradientSchemeName as GradientSchemeName,  # a Literal
 )
+from coded.codes._hierarchical import HierarchicalContext
 from coded.codes._rateless import RatelessContext
 from coded.codes._transpose import TransposedContext
 from coded.codes._units import UnitContext
@@ -36,6 +37,7 @@ __all__ = [
     "GRADIENT_SCHEMES",
     "FieldLike",
     "GradientScheme",
+    "HierarchicalContext",
     "RatelessContext",
     "ShareChecks",
     "TransposedContext",

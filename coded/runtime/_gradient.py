@@ -146,6 +146,11 @@ def run_gradient_step(
     """
     from coded.runtime._resident import serve_placements
 
+    if transport == "grouped":
+        raise ValueError(
+            "`transport='grouped'` decodes the groups of a HierarchicalCode; a "
+            "gradient code's step runs transport='auto', 'resident' or 'tasks'."
+        )
     resident = transport != "tasks" and serve_placements(client)
     if transport == "resident" and not resident:
         raise ValueError(

@@ -26,10 +26,15 @@ from distributed import Client
 
 from coded.codes import EncodedOperands
 from coded.errors import NotEnoughResultsError
-from coded.runtime._call import CallSpec, task_fault
+from coded.runtime._call import CallSpec
 from coded.runtime._channels import Channel, job_message, serve_job, shared
 from coded.runtime._leader import GroupJob, MemberReport
-from coded.runtime._resident import _GRACE_SECONDS, _idle_channels, _tokens
+from coded.runtime._resident import (
+    _GRACE_SECONDS,
+    PlacedRun,
+    _idle_channels,
+    _tokens,
+)
 from coded.runtime._resident_server import ResidentJob
 from coded.runtime._state import BatchTask, tolerance
 
@@ -105,47 +110,26 @@ class GroupState:
         )
 
 
-class GroupedRun:
-    """One call through group leaders (client side): the handle's duck type."""
+class GroupedRun(PlacedRun):
+    """One call through group leaders (client side)."""
 
     transport = "grouped"
 
     def __init__(self, client: Client, spec: CallSpec, call_id: str) -> None:
-        self.client, self.spec, self.call_id = client, spec, call_id
-        self.code, self.encoded = spec.code, spec.encoded
-        self.remembered_suspects = spec.suspects
-        self.layout = None
-        self.addresses = list(spec.addresses)
-        self.n = len(self.addresses)
+        super().__init__(client, spec, call_id)
         self.state = GroupState(spec, self.code.decoder(self.encoded))
+        self.lost = self.state.lost  # the shares lost since placement, and leaders
         n0 = self.code.levels[0][0]
         size = self.n // n0
         self.groups = {
             g: _Group(tuple(range(g * size, (g + 1) * size)), []) for g in range(n0)
         }
-        self.keys: list[str | None] = []
-        self.arrived: list[Any] = []  # the members' outputs stay with the leaders
         self.inbox: list[tuple[int, dict[str, Any] | str]] = []
-        self.woken = asyncio.Event()
         self.readers: set[asyncio.Future] = set()
-        self.cancelled = 0
-        self.records: tuple[tuple[int, int, int, int, float, str, int], ...] = ()
         self.right = shared(self.encoded.right(0))  # a row code's one B
         self.light = EncodedOperands(
             lefts=(), rights=None, shared_right=None, context=self.encoded.context
         )
-
-    def _key(self, *parts: object) -> str:
-        return "-".join(["coded", self.spec.label_or_default, *map(str, parts)])
-
-    async def place_async(self) -> None:
-        """Nothing to ship: note the shares lost since placement."""
-        for i, share in enumerate(self.spec.placed_lefts or ()):
-            if share is None or share.status != "finished":
-                self.state.lost[i] = f"its placed share on {self.addresses[i]} was lost"
-                self.keys.append(None)
-            else:
-                self.keys.append(share.key)
 
     def start(self) -> None:
         """Send every group's jobs to its leader."""
@@ -184,25 +168,11 @@ class GroupedRun:
 
     def _chain(self, worker: int) -> ResidentJob:
         """Member `worker`'s batch chain, as a flat resident call sends it."""
-        ranges = self.spec.batches[worker]
-        tasks = [
+        chain = [
             BatchTask(worker=worker, batch=j, start=start, stop=stop)
-            for j, (start, stop) in enumerate(ranges)
+            for j, (start, stop) in enumerate(self.spec.batches[worker])
         ]
-        return ResidentJob(
-            token=next(_tokens),
-            call_id=self.call_id,
-            key=self.keys[worker],
-            holder=None,
-            multiply=self.code.multiply,
-            worker=worker,
-            batches=tuple(
-                (t.batch, t.start, t.stop, task_fault(self.spec, t, worker))
-                for t in tasks
-            ),
-            submitted_at=time.time(),
-            plain=True,
-        )
+        return self._job(chain, worker)
 
     async def _serve(
         self, g: int, leader: int, job: GroupJob, channel: Channel
@@ -256,11 +226,6 @@ class GroupedRun:
         return None
 
     # ---- wait ----------------------------------------------------------------
-    def wait(self) -> None:
-        """Wait (blocking) until decodable, or raise `NotEnoughResultsError`."""
-        if not self.state.is_over:
-            self.client.sync(self.wait_async)
-
     async def wait_async(self) -> None:
         """Take the leaders' answers as they arrive until the outer code decodes."""
         state = self.state

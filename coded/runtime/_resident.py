@@ -29,7 +29,12 @@ from typing import Any
 from distributed import Client
 from distributed.protocol.serialize import Serialized
 
-from coded.codes.interface import RatelessContext, TransposedContext, UnitContext
+from coded.codes.interface import (
+    HierarchicalContext,
+    RatelessContext,
+    TransposedContext,
+    UnitContext,
+)
 from coded.runtime._call import CallSpec, new_state, task_fault
 from coded.runtime._channels import Channel, job_message, serve_job, shared
 from coded.runtime._dask_helpers import live_addresses_async, scheduler_lost
@@ -57,7 +62,7 @@ from coded.runtime._state import (
     WorkersLost,
 )
 
-__all__ = ["ResidentRun", "serve_placements", "served_calls"]
+__all__ = ["PlacedRun", "ResidentRun", "serve_placements", "served_calls"]
 
 _LIVENESS_SECONDS = 0.25
 _IDLE_POLL_SECONDS = 0.25
@@ -127,13 +132,13 @@ class _Stream:
     reader: Any = None  # the task sending the job and reading its replies
 
 
-class ResidentRun:
-    """One call on the resident servers (client side): the I/O around its state.
+class PlacedRun:
+    """What every call on placed shares starts with: the shares' keys, or lost.
 
-    The same duck type as the task driver's run for :class:`MatmulHandle`.
+    The drivers of the resident servers (:class:`ResidentRun`, and the group
+    leaders' ``GroupedRun``) build on it; the same duck type as the task
+    driver's run for :class:`MatmulHandle`.
     """
-
-    transport = "resident"
 
     def __init__(self, client: Client, spec: CallSpec, call_id: str) -> None:
         self.client, self.spec, self.call_id = client, spec, call_id
@@ -142,24 +147,37 @@ class ResidentRun:
         self.layout = None
         self.addresses = list(spec.addresses)
         self.n = len(self.addresses)
-        self.state = new_state(spec)
+        self.lost: dict[int, str] = {}  # code worker -> why it never returns
+        self.keys: list[str | None] = []
+        self.arrived: list[Any] = []
+        self.woken = asyncio.Event()
+        self.cancelled = 0
+        self.records: tuple[tuple[int, int, int, int, float, str, int], ...] = ()
         # coded's own row codes multiply plainly; another product may block
-        products = UnitContext | TransposedContext | RatelessContext
+        products = (
+            UnitContext | TransposedContext | RatelessContext | HierarchicalContext
+        )
         self.plain = type(self.code).__module__.startswith("coded.codes") and (
             isinstance(self.encoded.context, products)
         )
-        self.lost: dict[int, str] = {}
-        self.keys: list[str | None] = []
-        self.results: dict[TaskKey, Any] = {}
-        self.arrived: list[Any] = []
-        self.inbox: list[Event] = []
-        self.woken = asyncio.Event()
-        self.streams: set[_Stream] = set()
-        self.rights: dict[int, Serialized] = {}  # right operands, serialized once
-        self.hosts: dict[CopyKey, _Stream] = {}
-        self.late: set[CopyKey] = set()
-        self.cancelled = 0
-        self.records: tuple[tuple[int, int, int, int, float, str, int], ...] = ()
+
+    def _job(self, chain: Sequence[BatchTask], host: int) -> ResidentJob:
+        """Return the job of `chain` (one code worker's batches) on `host`'s server."""
+        worker = chain[0].worker
+        return ResidentJob(
+            token=next(_tokens),
+            call_id=self.call_id,
+            key=self.keys[worker],
+            holder=None if host == worker else self.addresses[worker],
+            multiply=self.code.multiply,
+            worker=worker,
+            batches=tuple(
+                (t.batch, t.start, t.stop, task_fault(self.spec, t, host))
+                for t in chain
+            ),
+            submitted_at=time.time(),
+            plain=self.plain,
+        )
 
     def _key(self, *parts: object) -> str:
         return "-".join(["coded", self.spec.label_or_default, *map(str, parts)])
@@ -172,6 +190,27 @@ class ResidentRun:
                 self.keys.append(None)
             else:
                 self.keys.append(share.key)
+
+    def wait(self) -> None:
+        """Wait (blocking) until decodable, or raise `NotEnoughResultsError`."""
+        if not self.state.is_over:
+            self.client.sync(self.wait_async)
+
+
+class ResidentRun(PlacedRun):
+    """One call on the resident servers (client side): the I/O around its state."""
+
+    transport = "resident"
+
+    def __init__(self, client: Client, spec: CallSpec, call_id: str) -> None:
+        super().__init__(client, spec, call_id)
+        self.state = new_state(spec)
+        self.results: dict[TaskKey, Any] = {}
+        self.inbox: list[Event] = []
+        self.streams: set[_Stream] = set()
+        self.rights: dict[int, Serialized] = {}  # right operands, serialized once
+        self.hosts: dict[CopyKey, _Stream] = {}
+        self.late: set[CopyKey] = set()
 
     def start(self) -> None:
         """Send every worker its chain (the state's first action)."""
@@ -212,23 +251,8 @@ class ResidentRun:
         copies = {
             t.batch: (t.key, latest[t.key] if copy is None else copy) for t in chain
         }
-        key = self.keys[worker]
-        token = next(_tokens)
-        job = ResidentJob(
-            token=token,
-            call_id=self.call_id,
-            key=key,
-            holder=None if host == worker else self.addresses[worker],
-            multiply=self.code.multiply,
-            worker=worker,
-            batches=tuple(
-                (t.batch, t.start, t.stop, task_fault(self.spec, t, host))
-                for t in chain
-            ),
-            submitted_at=time.time(),
-            plain=self.plain,
-        )
-        stop = {"stop": token, "call": self.call_id}
+        job = self._job(chain, host)
+        stop = {"stop": job.token, "call": self.call_id}
         stream = _Stream(channel=Channel(self.addresses[host], stop), pending=copies)
         self.streams.add(stream)
         for copy_key in copies.values():
@@ -304,11 +328,6 @@ class ResidentRun:
                 self.client.loop.add_callback(stream.channel.send_stop)
 
     # ---- wait --------------------------------------------------------------
-    def wait(self) -> None:
-        """Wait (blocking) until decodable, or raise `NotEnoughResultsError`."""
-        if not self.state.is_over:
-            self.client.sync(self.wait_async)
-
     async def wait_async(self) -> None:
         """Take the replies as they arrive until the state decides."""
         poll = _IDLE_POLL_SECONDS if self.spec.policy is None else _BACKUP_POLL_SECONDS

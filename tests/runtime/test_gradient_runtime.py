@@ -290,6 +290,8 @@ def test_gradient_steps_take_execution_options_they_can_honour(client):
             placed.gradient(W, output="dask")
         with pytest.raises(ValueError, match="gradient steps have none"):
             gradient_descent(placed, W, verify="correct")
+        with pytest.raises(ValueError, match="decodes the groups of a Hierarchical"):
+            placed.gradient(W, transport="grouped")
         with pytest.raises(TypeError, match="unexpected keyword arguments \\['lr'\\]"):
             gradient_descent(placed, W, lr=0.1)
         with pytest.raises(TypeError, match=r"both `step_size` and .* `learning_rate`"):
