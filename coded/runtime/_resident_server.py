@@ -177,16 +177,21 @@ class ResidentServer(WorkerPlugin):
     ) -> dict[str, Any]:
         """Lead group ``job.group`` (:mod:`coded.runtime._leader`); its answer."""
         inbox = self.inboxes[key] = asyncio.Queue()
-        own = threading.Event()
-        mine = [m for address, m in job.members if address == self.worker.address]
+        # the members whose shares this worker holds: a stop of its own per chain
+        own = {
+            m.token: threading.Event()
+            for address, m in job.members
+            if address == self.worker.address
+        }
 
         def stop_own() -> None:
-            for member in mine:
-                _stop(_signal(job.call_id, member.token), own)
+            for token, cancelled in own.items():
+                _stop(_signal(job.call_id, token), cancelled)
 
         async def run_own(comm: Any, member: ResidentJob, right: Any) -> None:
-            if not await self._serve(comm, member, right, own):
-                own.set()
+            cancelled = own[member.token]
+            if not await self._serve(comm, member, right, cancelled):
+                cancelled.set()
                 await comm.write({"done": member.token})
 
         return await lead(
