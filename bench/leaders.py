@@ -21,8 +21,8 @@ of this process, in which only the client runs: the scheduler and the workers
 are processes of their own) and its decode (``stage_seconds["decode"]``);
 every product is checked against ``A @ B``. The cost model of
 ``docs/theory/hierarchical.md`` (:func:`theory.fit_runtime_costs`) is
-calibrated once on the median latencies of the smallest and largest n
-(flat and grouped: four calls, four constants), and predicts the n in between.
+calibrated once on the medians at n = 8, 16 and 64 (flat and grouped: six calls,
+six constants), for the client's CPU and for the latency, and predicts every n.
 
 Before its calls, each cluster's idle CPU is measured (the cores its processes use
 doing nothing, over 5 s). Prints medians and ratios (grouped / flat), writes
@@ -113,41 +113,54 @@ def measure(client, n: int, repeats: int, rng) -> dict:
     return row
 
 
+CALIBRATION = (8, 16, 64)  # the n whose calls calibrate the model, once
+
+
 def model(rows: list[dict]) -> dict:
-    """Calibrate the cost model on the extreme n; predict every n."""
-    ends = [rows[0], rows[-1]] if len(rows) > 1 else rows
-    layouts, seconds, sizes = [], [], []
-    for row in ends:
-        layouts += [[(row["n"], row["flat_k"])], row["levels"]]
-        seconds += [row["flat_wall"], row["grouped_wall"]]
-        sizes += [row["product_bytes"]] * 2
-    if len(layouts) < 4:
+    """Calibrate the cost model once on the calls at `CALIBRATION`; predict all n.
+
+    Two fits of the same model: the client's CPU per call against
+    ``client_seconds`` (``part="client"``), and the latency against
+    ``total_seconds``.
+    """
+    calibration = [row for row in rows if row["n"] in CALIBRATION]
+    if len(calibration) < len(CALIBRATION):
         return {}
     right = 8 * D * C
-    costs = fit_runtime_costs(layouts, seconds, product_bytes=sizes, right_bytes=right)
-    predictions = []
-    for row in rows:
-        for name, layout in (
-            ("flat", [(row["n"], row["flat_k"])]),
-            ("grouped", row["levels"]),
-        ):
-            predicted = call_overhead(
-                layout, costs, product_bytes=row["product_bytes"], right_bytes=right
-            ).total_seconds
-            measured = row[f"{name}_wall"]
-            predictions.append(
-                {
-                    "n": row["n"],
-                    "layout": name,
-                    "measured": measured,
-                    "predicted": predicted,
-                    "error": predicted / measured - 1,
-                }
-            )
-    return {
-        "costs": dataclasses.asdict(costs),
-        "predictions": predictions,
-    }
+
+    def layouts(row):
+        return {"flat": [(row["n"], row["flat_k"])], "grouped": row["levels"]}
+
+    out: dict = {"calibrated_on": list(CALIBRATION)}
+    for part, field in (("client", "cpu"), ("total", "wall")):
+        shapes, seconds, sizes = [], [], []
+        for row in calibration:
+            for name, layout in layouts(row).items():
+                shapes.append(layout)
+                seconds.append(row[f"{name}_{field}"])
+                sizes.append(row["product_bytes"])
+        costs = fit_runtime_costs(
+            shapes, seconds, product_bytes=sizes, right_bytes=right, part=part
+        )
+        predictions = []
+        for row in rows:
+            for name, layout in layouts(row).items():
+                overhead = call_overhead(
+                    layout, costs, product_bytes=row["product_bytes"], right_bytes=right
+                )
+                predicted = getattr(overhead, f"{part}_seconds")
+                measured = row[f"{name}_{field}"]
+                predictions.append(
+                    {
+                        "n": row["n"],
+                        "layout": name,
+                        "measured": measured,
+                        "predicted": predicted,
+                        "error": predicted / measured - 1,
+                    }
+                )
+        out[part] = {"costs": dataclasses.asdict(costs), "predictions": predictions}
+    return out
 
 
 def idle_cores(seconds: float = 5.0) -> float:
@@ -221,12 +234,13 @@ def main(argv=None) -> None:
                 flush=True,
             )
     fitted = model(rows)
-    for p in fitted.get("predictions", []):
-        print(
-            f"model n={p['n']:3d} {p['layout']:8s} measured "
-            f"{p['measured'] * 1e3:.1f} ms predicted {p['predicted'] * 1e3:.1f} ms "
-            f"({p['error']:+.0%})"
-        )
+    for part, what in (("client", "client CPU"), ("total", "latency")):
+        for p in fitted.get(part, {}).get("predictions", []):
+            print(
+                f"model ({what}) n={p['n']:3d} {p['layout']:8s} measured "
+                f"{p['measured'] * 1e3:.1f} ms predicted {p['predicted'] * 1e3:.1f} "
+                f"ms ({p['error']:+.0%})"
+            )
     write_results(
         "leaders",
         {"quick": args.quick, "rows": rows, "model": fitted, "repeats": repeats},

@@ -129,6 +129,16 @@ def expected_latency_hierarchical(
     return (a + J / mu) / K
 
 
+_CONSTANTS = (
+    "message_seconds",
+    "leader_message_seconds",
+    "byte_seconds",
+    "flop_seconds",
+    "worker_seconds",
+    "call_seconds",
+)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RuntimeCosts:
     """Constants of the per-call cost model (seconds; calibrate them, see below).
@@ -143,6 +153,12 @@ class RuntimeCosts:
         Per byte a node receives (deserialisation and copies).
     flop_seconds : float
         Per floating-point operation of a decode.
+    worker_seconds : float
+        The client's CPU per worker of the call, whatever the layout (each
+        worker's injected faults, batch chain and record are the client's
+        bookkeeping even when a leader talks to it). Default 0.
+    call_seconds : float
+        The client's fixed CPU per call. Default 0.
 
     Notes
     -----
@@ -154,14 +170,11 @@ class RuntimeCosts:
     leader_message_seconds: float
     byte_seconds: float
     flop_seconds: float
+    worker_seconds: float = 0.0
+    call_seconds: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in (
-            "message_seconds",
-            "leader_message_seconds",
-            "byte_seconds",
-            "flop_seconds",
-        ):
+        for name in _CONSTANTS:
             check_real(getattr(self, name), name, min_value=0.0)
 
 
@@ -172,17 +185,22 @@ class CallOverhead:
     Parameters
     ----------
     client_seconds : float
-        The client's messages, bytes and outer decode.
+        The client's messages, bytes, outer decode, workers and fixed cost.
     leader_seconds : float
         One leader per level below the root, summed (the critical path).
-    counts : numpy.ndarray, shape (4,)
-        The counts the costs multiply: client messages, leader messages, bytes
-        received (client and leaders), decode flops.
+    counts : numpy.ndarray, shape (6,)
+        The counts the constants of :class:`RuntimeCosts` multiply, in its
+        order: client messages, leader messages, bytes received (client and
+        leaders), decode flops, workers, 1 (the call).
+    client_counts : numpy.ndarray, shape (6,)
+        The same for the client alone (no leader message; its own bytes and
+        flops): ``client_seconds`` is their product with the constants.
     """
 
     client_seconds: float
     leader_seconds: float
     counts: np.ndarray
+    client_counts: np.ndarray
 
     @property
     def total_seconds(self) -> float:
@@ -241,7 +259,8 @@ def call_overhead(
     ``(2/3) k_l^3 + 2 P / prod_{j < l} k_j`` decode flops (LU of the
     ``k_l x k_l`` system, then its solve on the received blocks; P product
     elements). A flat (n, k) code: ``n + k`` messages and
-    ``(2/3) k^3 + 2 k P`` flops at the client.
+    ``(2/3) k^3 + 2 k P`` flops at the client. The client also pays
+    ``worker_seconds`` per worker (``n = prod_l n_l``) and ``call_seconds``.
 
     Examples
     --------
@@ -260,26 +279,23 @@ def call_overhead(
     right_bytes = check_real(right_bytes, "right_bytes", min_value=0.0)
     counts = _level_counts(layout, product_bytes, right_bytes)
     (messages, received, flops), below = counts[0], counts[1:]
-    client = (
-        costs.message_seconds * messages
-        + costs.byte_seconds * received
-        + costs.flop_seconds * flops
-    )
-    leader = sum(
-        costs.leader_message_seconds * m
-        + costs.byte_seconds * b
-        + costs.flop_seconds * f
-        for m, b, f in below
-    )
+    n = math.prod(size for size, _ in layout)
+    client = np.array([messages, 0.0, received, flops, n, 1.0])
     totals = np.array(
         [
             messages,
             sum(m for m, _, _ in below),
             sum(b for _, b, _ in counts),
             sum(f for _, _, f in counts),
+            n,
+            1.0,
         ]
     )
-    return CallOverhead(float(client), float(leader), totals)
+    constants = np.array([getattr(costs, name) for name in _CONSTANTS])
+    client_seconds = float(client @ constants)
+    return CallOverhead(
+        client_seconds, float(totals @ constants) - client_seconds, totals, client
+    )
 
 
 def fit_runtime_costs(
@@ -288,6 +304,7 @@ def fit_runtime_costs(
     *,
     product_bytes: float | Sequence[float],
     right_bytes: float = 0.0,
+    part: Literal["total", "client"] = "total",
 ) -> RuntimeCosts:
     """Calibrate :class:`RuntimeCosts` from measured per-call overheads (NNLS).
 
@@ -296,16 +313,20 @@ def fit_runtime_costs(
     layouts : sequence of layouts
         The layout of each measured call (flat ``[(n, k)]`` or multi-level).
     seconds : sequence of float
-        Each call's measured overhead (its time minus the workers' compute).
+        Each call's measured overhead (its time minus the workers' compute), or
+        with ``part="client"`` the client's CPU time per call.
     product_bytes : float or sequence of float
         Product size of each call (one value: all calls).
     right_bytes : float
         As in :func:`call_overhead`.
+    part : {"total", "client"}
+        Fit ``total_seconds`` (default) or ``client_seconds`` (then
+        ``leader_message_seconds`` is 0: the client's CPU does not show it).
 
     Returns
     -------
     RuntimeCosts
-        The non-negative least-squares fit of the four constants.
+        The non-negative least-squares fit of the six constants.
 
     Examples
     --------
@@ -322,35 +343,26 @@ def fit_runtime_costs(
     """
     if isinstance(layouts, str) or not isinstance(layouts, Sequence):
         raise TypeError("`layouts` must be a sequence of layouts.")
+    if part not in ("total", "client"):
+        raise ValueError(f"`part` must be 'total' or 'client', got {part!r}.")
     y = np.asarray(seconds, dtype=np.float64)
-    if y.shape != (len(layouts),) or len(layouts) < 4:
+    if y.shape != (len(layouts),) or len(layouts) < len(_CONSTANTS):
         raise ValueError(
-            f"`seconds` must give one time per layout and at least 4 calls (four "
-            f"constants), got {y.shape[0] if y.ndim else 0} times for "
-            f"{len(layouts)} layouts; measure more layouts."
+            f"`seconds` must give one time per layout and at least "
+            f"{len(_CONSTANTS)} calls (one per constant), got "
+            f"{y.shape[0] if y.ndim else 0} times for {len(layouts)} layouts; "
+            "measure more layouts."
         )
     sizes = np.broadcast_to(np.asarray(product_bytes, dtype=np.float64), y.shape)
-    unit = RuntimeCosts(
-        message_seconds=1.0,
-        leader_message_seconds=1.0,
-        byte_seconds=1.0,
-        flop_seconds=1.0,
-    )
-    X = np.array(
-        [
-            call_overhead(layout, unit, product_bytes=b, right_bytes=right_bytes).counts
-            for layout, b in zip(layouts, sizes.tolist(), strict=True)
-        ]
-    )
+    unit = RuntimeCosts(**dict.fromkeys(_CONSTANTS, 1.0))
+    overheads = [
+        call_overhead(layout, unit, product_bytes=b, right_bytes=right_bytes)
+        for layout, b in zip(layouts, sizes.tolist(), strict=True)
+    ]
+    X = np.array([o.counts if part == "total" else o.client_counts for o in overheads])
     scale = np.where(X.max(axis=0) > 0, X.max(axis=0), 1.0)
     coef, _ = scipy.optimize.nnls(X / scale, y)
-    c = coef / scale
-    return RuntimeCosts(
-        message_seconds=float(c[0]),
-        leader_message_seconds=float(c[1]),
-        byte_seconds=float(c[2]),
-        flop_seconds=float(c[3]),
-    )
+    return RuntimeCosts(**dict(zip(_CONSTANTS, (coef / scale).tolist(), strict=True)))
 
 
 def _gather(
@@ -429,8 +441,9 @@ def simulate_hierarchical(
         Simulated jobs.
     costs : RuntimeCosts, optional
         Adds each gathering node's sequential sends, receives and decode (as
-        :func:`call_overhead` counts them) on its path; ``None``: the coding
-        latency alone, whose mean is :func:`expected_latency_hierarchical`.
+        :func:`call_overhead` counts them) on its path, and the client's work
+        per worker and per call; ``None``: the coding latency alone, whose mean
+        is :func:`expected_latency_hierarchical`.
     product_bytes : float
         Product size for the costs.
     decoding : {"groups", "product"}
@@ -496,4 +509,6 @@ def simulate_hierarchical(
             else:
                 ready = _gather(ready, k, send, receive, decode)
         out[start:stop] = ready
+    if costs is not None:  # the client's own work per worker and per call
+        out += costs.worker_seconds * n + costs.call_seconds
     return SimulationResult.from_samples(out)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from distributed import Client
 
 from coded.codes import EncodedOperands
 from coded.errors import NotEnoughResultsError
+from coded.injection import FaultPlan
 from coded.runtime._call import CallSpec
 from coded.runtime._channels import Channel, job_message, serve_job, shared
 from coded.runtime._leader import GroupJob, MemberReport
@@ -35,8 +37,7 @@ from coded.runtime._resident import (
     _idle_channels,
     _tokens,
 )
-from coded.runtime._resident_server import ResidentJob
-from coded.runtime._state import BatchTask, tolerance
+from coded.runtime._state import tolerance
 
 __all__ = ["GroupedRun"]
 
@@ -150,13 +151,20 @@ class GroupedRun(PlacedRun):
             return
         leader = candidates[0]
         group.tried.append(leader)
+        first = group.members[0]
         job = GroupJob(
             token=next(_tokens),
             call_id=self.call_id,
             group=g,
             code=self.code,
             encoded=self.light,
-            members=tuple((self.addresses[w], self._chain(w)) for w in placed),
+            members=tuple(
+                (self.addresses[w], w, self.keys[w], next(_tokens)) for w in placed
+            ),
+            batches=tuple(tuple(self.spec.batches[w]) for w in placed),
+            faults=_window(self.spec.faults, first, first + len(group.members)),
+            first=first,
+            plain=self.plain,
             patience=max(0.0, state.deadline - time.perf_counter()) + _LEADER_GRACE,
             submitted_at=time.time(),
         )
@@ -165,14 +173,6 @@ class GroupedRun(PlacedRun):
         reader = asyncio.ensure_future(self._serve(g, leader, job, group.channel))
         self.readers.add(reader)
         reader.add_done_callback(self.readers.discard)
-
-    def _chain(self, worker: int) -> ResidentJob:
-        """Member `worker`'s batch chain, as a flat resident call sends it."""
-        chain = [
-            BatchTask(worker=worker, batch=j, start=start, stop=stop)
-            for j, (start, stop) in enumerate(self.spec.batches[worker])
-        ]
-        return self._job(chain, worker)
 
     async def _serve(
         self, g: int, leader: int, job: GroupJob, channel: Channel
@@ -269,3 +269,11 @@ class GroupedRun(PlacedRun):
                 status = "unused"
             for j, (start, stop) in enumerate(ranges):
                 yield worker, j, start, stop, finish, status, 1
+
+
+def _window(plan: FaultPlan | None, start: int, stop: int) -> FaultPlan | None:
+    """Return the faults of code workers ``start ... stop - 1`` (a group), in order."""
+    if plan is None:
+        return None
+    rows = {f.name: getattr(plan, f.name)[start:stop] for f in dataclasses.fields(plan)}
+    return dataclasses.replace(plan, **rows)

@@ -20,13 +20,14 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from distributed.protocol import Serialize, to_serialize
 
 from coded.codes import EncodedOperands
+from coded.injection import FaultPlan
 from coded.runtime._channels import Channel, job_message, serve_job, shared
 
 __all__ = ["GroupJob", "MemberReport", "lead"]
@@ -53,12 +54,24 @@ class GroupJob:
         The call's code: its decoder decodes a group (``decode_group``).
     encoded : EncodedOperands
         The decoding context only (no operand).
-    members : tuple of (str, ResidentJob)
-        Per member with a placed share: its Dask worker's address and its chain.
+    members : tuple of (str, int, str, int)
+        Per member with a placed share: its Dask worker's address, its code
+        worker, its share's key and the token of its chain's job.
+    batches : tuple of tuple of (int, int)
+        Per member (in the order of `members`): its batches' row ranges.
+    faults : FaultPlan or None
+        The injected faults of the group's workers, worker ``first`` first.
+    first : int
+        The group's first code worker.
+    plain : bool
+        As :attr:`ResidentJob.plain`.
     patience : float
         Seconds from the job's arrival until the leader gives up on its group.
     submitted_at : float
         Wall-clock time the client sent the call.
+
+    The leader builds its members' jobs (their faults drawn from `faults`):
+    the client's work per worker stays a few tuples.
     """
 
     token: int
@@ -66,7 +79,11 @@ class GroupJob:
     group: int
     code: Any
     encoded: EncodedOperands
-    members: tuple[tuple[str, Any], ...]
+    members: tuple[tuple[str, int, str, int], ...]
+    batches: tuple[tuple[tuple[int, int], ...], ...]
+    faults: FaultPlan | None
+    first: int
+    plain: bool
     patience: float
     submitted_at: float
 
@@ -93,6 +110,7 @@ class _Inbox:
 
 async def lead(
     job: GroupJob,
+    chains: Sequence[tuple[str, Any]],
     right: Any,
     *,
     address: str,
@@ -107,6 +125,8 @@ async def lead(
     Parameters
     ----------
     job : GroupJob
+    chains : sequence of (str, ResidentJob)
+        Its members' addresses and jobs.
     right : array
         The right operand, forwarded to the members.
     address : str
@@ -128,9 +148,9 @@ async def lead(
     forwarded = shared(right)
     group, deadline = job.group, time.perf_counter() + job.patience
     channels: dict[int, Channel] = {}
-    outstanding = {member.worker for _, member in job.members}
+    outstanding = {member.worker for _, member in chains}
     report: MemberReport = dict.fromkeys(outstanding, (math.nan, "cancelled"))
-    for member_address, member in job.members:
+    for member_address, member in chains:
         if member_address == address:
             own = _Inbox(inbox, member.worker)
             _spawn(run_own(own, member, right))

@@ -161,24 +161,6 @@ class PlacedRun:
             isinstance(self.encoded.context, products)
         )
 
-    def _job(self, chain: Sequence[BatchTask], host: int) -> ResidentJob:
-        """Return the job of `chain` (one code worker's batches) on `host`'s server."""
-        worker = chain[0].worker
-        return ResidentJob(
-            token=next(_tokens),
-            call_id=self.call_id,
-            key=self.keys[worker],
-            holder=None if host == worker else self.addresses[worker],
-            multiply=self.code.multiply,
-            worker=worker,
-            batches=tuple(
-                (t.batch, t.start, t.stop, task_fault(self.spec, t, host))
-                for t in chain
-            ),
-            submitted_at=time.time(),
-            plain=self.plain,
-        )
-
     def _key(self, *parts: object) -> str:
         return "-".join(["coded", self.spec.label_or_default, *map(str, parts)])
 
@@ -211,6 +193,24 @@ class ResidentRun(PlacedRun):
         self.rights: dict[int, Serialized] = {}  # right operands, serialized once
         self.hosts: dict[CopyKey, _Stream] = {}
         self.late: set[CopyKey] = set()
+
+    def _job(self, chain: Sequence[BatchTask], host: int) -> ResidentJob:
+        """Return the job of `chain` (one code worker's batches) on `host`'s server."""
+        worker = chain[0].worker
+        return ResidentJob(
+            token=next(_tokens),
+            call_id=self.call_id,
+            key=self.keys[worker],
+            holder=None if host == worker else self.addresses[worker],
+            multiply=self.code.multiply,
+            worker=worker,
+            batches=tuple(
+                (t.batch, t.start, t.stop, task_fault(self.spec, t, host))
+                for t in chain
+            ),
+            submitted_at=time.time(),
+            plain=self.plain,
+        )
 
     def start(self) -> None:
         """Send every worker its chain (the state's first action)."""

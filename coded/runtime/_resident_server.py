@@ -177,10 +177,11 @@ class ResidentServer(WorkerPlugin):
     ) -> dict[str, Any]:
         """Lead group ``job.group`` (:mod:`coded.runtime._leader`); its answer."""
         inbox = self.inboxes[key] = asyncio.Queue()
+        chains = _member_jobs(job)
         # the members whose shares this worker holds: a stop of its own per chain
         own = {
             m.token: threading.Event()
-            for address, m in job.members
+            for address, m in chains
             if address == self.worker.address
         }
 
@@ -196,6 +197,7 @@ class ResidentServer(WorkerPlugin):
 
         return await lead(
             job,
+            chains,
             right,
             address=self.worker.address,
             connect=self.worker.rpc.connect,
@@ -262,6 +264,39 @@ class ResidentServer(WorkerPlugin):
                 f"its share {job.key} could not be fetched from {job.holder}"
             )
         return response["data"][job.key]
+
+
+def _member_jobs(job: GroupJob) -> list[tuple[str, ResidentJob]]:
+    """Return a group's members' jobs: their chains, with their injected faults."""
+    chains = []
+    for (address, worker, key, token), ranges in zip(
+        job.members, job.batches, strict=True
+    ):
+        faults = job.faults
+        batches = tuple(
+            (
+                j,
+                start,
+                stop,
+                TaskFault()
+                if faults is None
+                else faults.task_fault(worker - job.first, rows=stop - start),
+            )
+            for j, (start, stop) in enumerate(ranges)
+        )
+        member = ResidentJob(
+            token=token,
+            call_id=job.call_id,
+            key=key,
+            holder=None,
+            multiply=job.code.multiply,
+            worker=worker,
+            batches=batches,
+            submitted_at=job.submitted_at,
+            plain=job.plain,
+        )
+        chains.append((address, member))
+    return chains
 
 
 def _compute(

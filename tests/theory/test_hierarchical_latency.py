@@ -1,5 +1,6 @@
 """Multi-level codes: exact latency, the simulator at scale, the cost model."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -106,6 +107,12 @@ def test_costs_on_the_critical_path_without_stragglers():
     # a leader ends (k + 1) s = 5 s after it starts (as the flat case); the client's
     # first answer comes 1 send + 5 s in, then it takes k_0 = 3 receives
     assert two.mean == pytest.approx(1 / 12 + 5 * s + 4 * s, rel=1e-6)
+    # the client's own work per worker and per call comes on top, once
+    busy = dataclasses.replace(costs, worker_seconds=1e-5, call_seconds=2e-3)
+    again = simulate_hierarchical(
+        [(4, 3), (4, 4)], a=1.0, mu=1e12, trials=4, costs=busy, rng=0
+    )
+    assert again.mean == pytest.approx(two.mean + 16 * 1e-5 + 2e-3, rel=1e-9)
 
 
 def test_call_overhead_counts():
@@ -114,13 +121,22 @@ def test_call_overhead_counts():
     )
     P = 1000  # product elements
     flat = call_overhead([(10, 8)], unit, product_bytes=8 * P)
-    np.testing.assert_allclose(flat.counts, [18, 0, 8 * P, 2 / 3 * 8**3 + 2 * 8 * P])
+    flops = 2 / 3 * 8**3 + 2 * 8 * P
+    np.testing.assert_allclose(flat.counts, [18, 0, 8 * P, flops, 10, 1])
+    np.testing.assert_allclose(flat.client_counts, flat.counts)
     two = call_overhead([(5, 4), (6, 5)], unit, product_bytes=8 * P, right_bytes=2)
     client = 9 + (8 * P + 5 * 2) + (2 / 3 * 64 + 2 * 4 * P)
     leader = 11 + (8 * P / 4 + 6 * 2) + (2 / 3 * 125 + 2 * 5 * P / 4)
     assert two.client_seconds == pytest.approx(client)
     assert two.leader_seconds == pytest.approx(leader)
     assert two.total_seconds == pytest.approx(client + leader)
+    assert two.client_counts[1] == 0
+    assert two.counts[1] == 11
+    # the client's per-worker and per-call work: n = 30 workers, one call
+    busy = dataclasses.replace(unit, worker_seconds=2, call_seconds=7)
+    again = call_overhead([(5, 4), (6, 5)], busy, product_bytes=8 * P, right_bytes=2)
+    assert again.client_seconds == pytest.approx(client + 2 * 30 + 7)
+    assert again.leader_seconds == pytest.approx(leader)
 
 
 def test_fit_recovers_the_constants():
@@ -129,22 +145,29 @@ def test_fit_recovers_the_constants():
         leader_message_seconds=5e-5,
         byte_seconds=2e-9,
         flop_seconds=5e-11,
+        worker_seconds=7e-5,
+        call_seconds=1e-3,
     )
     layouts = [[(n, n - 2)] for n in (8, 16, 32, 64)]
     layouts += [[(2, 2), (4, 3)], [(4, 3), (4, 3)], [(8, 7), (8, 6)]]
     sizes = [1e6, 8e6, 2e6, 4e6, 8e6, 1e6, 2e6]
-    seconds = [
-        call_overhead(layout, true, product_bytes=b).total_seconds
+    overheads = [
+        call_overhead(layout, true, product_bytes=b)
         for layout, b in zip(layouts, sizes, strict=True)
     ]
-    fit = fit_runtime_costs(layouts, seconds, product_bytes=sizes)
-    for name in (
-        "message_seconds",
-        "leader_message_seconds",
-        "byte_seconds",
-        "flop_seconds",
-    ):
+    fit = fit_runtime_costs(
+        layouts, [o.total_seconds for o in overheads], product_bytes=sizes
+    )
+    client = fit_runtime_costs(
+        layouts,
+        [o.client_seconds for o in overheads],
+        product_bytes=sizes,
+        part="client",
+    )
+    for name in RuntimeCosts.__dataclass_fields__:
         assert getattr(fit, name) == pytest.approx(getattr(true, name), rel=1e-6)
+        expected = 0.0 if name == "leader_message_seconds" else getattr(true, name)
+        assert getattr(client, name) == pytest.approx(expected, rel=1e-6, abs=1e-15)
 
 
 @pytest.mark.parametrize(
@@ -160,7 +183,13 @@ def test_fit_recovers_the_constants():
             lambda: simulate_hierarchical([(4, 2)], a=1, mu=1, decoding="product"),
             "two-level",
         ),
-        (lambda: fit_runtime_costs([[(4, 2)]], [1.0], product_bytes=1.0), "at least 4"),
+        (lambda: fit_runtime_costs([[(4, 2)]], [1.0], product_bytes=1.0), "at least 6"),
+        (
+            lambda: fit_runtime_costs(
+                [[(4, 2)]] * 6, [1.0] * 6, product_bytes=1.0, part="leaders"
+            ),
+            "`part` must be 'total' or 'client'",
+        ),
     ],
 )
 def test_bad_input(call, match):
