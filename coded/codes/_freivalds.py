@@ -89,11 +89,10 @@ class _Projection:
     s: np.ndarray  # (groups, d): |W_g|^T |r_g| (reals; empty over GF(p))
 
 
-def _groups(r: np.ndarray, p: int | None) -> scipy.sparse.csr_array:
-    """Return `r` split into groups: a (groups, rows) matrix (one group over GF(p))."""
+def _groups(r: np.ndarray) -> scipy.sparse.csr_array:
+    """Return `r` split into groups of ``GROUP_ROWS``: a (groups, rows) matrix."""
     rows = r.size
-    size = rows if p is not None else GROUP_ROWS
-    indptr = np.minimum(np.arange(0, rows + size, size), rows) if rows else [0]
+    indptr = np.minimum(np.arange(0, rows + GROUP_ROWS, GROUP_ROWS), rows)
     return scipy.sparse.csr_array(
         (r, np.arange(rows), np.asarray(indptr)), shape=(len(indptr) - 1, rows)
     )
@@ -113,10 +112,9 @@ def _group_sums(weights: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 def _group_sizes(projection: _Projection) -> np.ndarray:
     """Rows of each group, as a column (broadcasts over B's columns)."""
-    size = projection.r.size if projection.c.shape[0] == 1 else GROUP_ROWS
-    sizes = np.full(projection.c.shape[0], size)
-    if sizes.size:
-        sizes[-1] = projection.r.size - size * (sizes.size - 1)
+    sizes = np.full(projection.c.shape[0], GROUP_ROWS)
+    if sizes.size:  # the last group holds the rest (one group: every row)
+        sizes[-1] = projection.r.size - GROUP_ROWS * (sizes.size - 1)
     return sizes[:, None]
 
 
@@ -429,10 +427,10 @@ def project_share(
     `unit_rows`: project for ``A.T @ y`` instead: ``W`` is the share's units of
     that many rows, transposed and stacked.
     """
-    if is_sparse(W):  # CSR rows of a sparse A (real codes)
-        groups = _groups(r, p)
+    if is_sparse(W):  # CSR rows of a sparse A (real codes only)
+        groups = _groups(r)
         c, s = groups @ W, abs(groups) @ abs(W)
-        return _Projection(r=r, c=_dense(c), s=_dense(s))
+        return _Projection(r=r, c=c.toarray(), s=s.toarray())
     W = np.asarray(W)
     if unit_rows is not None:
         units = transposed_units(W, unit_rows)
@@ -442,7 +440,3 @@ def project_share(
         return _Projection(r=r, c=c, s=_EMPTY)
     W = W.astype(np.float64, copy=False)
     return _Projection(r=r, c=_group_sums(r, W), s=_group_sums(np.abs(r), np.abs(W)))
-
-
-def _dense(X: Any) -> np.ndarray:
-    return X.toarray() if is_sparse(X) else np.asarray(X)

@@ -12,7 +12,14 @@ from _codes_support import exact_product, worker_results
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from coded.codes import DEFAULT_PRIME, MDSCode, Piece, PolynomialCode
+from coded.codes import (
+    DEFAULT_PRIME,
+    MDSCode,
+    Piece,
+    PolynomialCode,
+    _consistency,
+    _freivalds,
+)
 from coded.codes._consistency import (
     detection_floor,
     is_consistent,
@@ -20,7 +27,15 @@ from coded.codes._consistency import (
     row_noise,
     tolerance,
 )
-from coded.codes._freivalds import project_piece, share_checks, transposed_checks
+from coded.codes._freivalds import (
+    FALSE_ALARM,
+    GROUP_ROWS,
+    Verdict,
+    draw_vectors,
+    project_piece,
+    share_checks,
+    transposed_checks,
+)
 from coded.codes._transpose import TransposedCode
 from coded.errors import DecodingError, InconsistentResultsError
 from coded.testing import codes, operands
@@ -489,3 +504,224 @@ def test_transposed_checks_never_flag_honest_real_pieces(
         value = code.multiply(left, encoded.right(worker))
         piece = Piece(worker=worker, start=0, stop=len(left), value=value)
         assert checks.passes(piece, encoded.right(worker), None)
+
+
+# Boundaries of the checks, each against an oracle written out here (issue 43)
+
+U64 = 2.0**-53  # float64's unit roundoff
+
+
+def _gamma_by_hand(n, u=U64):
+    return n * u / (1 - n * u)
+
+
+def test_gamma_is_highams_n_u_over_one_minus_n_u():
+    assert _freivalds._gamma(2, 0.25) == 1.0  # 0.5 / 0.5
+    assert _freivalds._gamma(3) == 3 * U64 / (1 - 3 * U64)
+
+
+@pytest.mark.parametrize("rows", [1, 64, 65, 130])
+def test_a_projected_piece_sums_each_group_of_64_rows(rows):
+    rng = np.random.default_rng(rows)
+    r = rng.choice([-1.0, 1.0], size=rows)
+    Y = rng.standard_normal((rows, 3)) * np.array([1.0, 1e3, 1e-3])
+    seen = project_piece(Y, r, None)
+    starts = range(0, rows, GROUP_ROWS)
+    ry = [r[s : s + GROUP_ROWS] @ Y[s : s + GROUP_ROWS] for s in starts]
+    size = [np.abs(Y[s : s + GROUP_ROWS]).sum(axis=0) for s in starts]
+    assert seen.ry.shape == seen.size.shape == (len(ry), 3)
+    np.testing.assert_allclose(seen.ry, np.reshape(ry, (-1, 3)), rtol=1e-13)
+    np.testing.assert_allclose(seen.size, np.reshape(size, (-1, 3)), rtol=1e-13)
+    np.testing.assert_array_equal(seen.peak, np.abs(Y).max(axis=0))
+    assert (seen.u, seen.finite) == (U64, True)
+
+
+def test_an_empty_batch_is_projected_to_no_group():
+    W = np.ones((4, 3))
+    projection = share_checks([W], [[(2, 2)]], None, rng=0).projections[(0, 2, 2)]
+    assert projection.c.shape == projection.s.shape == (0, 3)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "u"), [(np.float32, 2.0**-24), (np.float64, U64), (np.int64, U64)]
+)
+def test_a_projected_piece_carries_its_dtypes_unit_roundoff(dtype, u):
+    seen = project_piece(np.ones((3, 2), dtype=dtype), np.ones(3), None)
+    assert seen.u == u
+    np.testing.assert_array_equal(seen.ry, [[3.0, 3.0]])
+
+
+def test_a_projected_piece_over_gf_p_holds_only_its_residues():
+    p = 7
+    Y, r = np.array([[6, 5], [3, 0], [1, 1]]), np.array([1, 2, 6])
+    seen = project_piece(Y, r, p)
+    by_hand = [sum(int(r[i]) * int(Y[i, j]) for i in range(3)) % p for j in range(2)]
+    assert seen.ry.tolist() == [by_hand]
+    assert (seen.size.size, seen.peak.size, seen.u, seen.finite) == (0, 0, 0.0, True)
+
+
+def test_a_non_finite_piece_passes_the_check_for_the_decoder_to_refuse():
+    W = np.ones((3, 2))
+    checks = share_checks([W], [[(0, 3)]], None, rng=0)
+    value = W @ np.ones((2, 2))
+    value[1, 0] = np.nan
+    seen = project_piece(value, checks.vector(0, 0, 3), None)
+    assert (seen.ry.size, seen.size.size, seen.peak.size) == (0, 0, 0)
+    assert (seen.u, seen.finite) == (0.0, False)
+    piece = Piece(worker=0, start=0, stop=3, value=value)
+    assert checks.verdict(piece, np.ones((2, 2)), None) == Verdict(
+        passed=True, floor=np.inf
+    )
+
+
+def _floor_by_hand(W, r, B, Y, noise, u_worker):
+    """The detection floor of the module doc, one group of 64 rows at a time."""
+    d, tolerances = B.shape[0], []
+    for s in range(0, len(r), GROUP_ROWS):
+        W_g, r_g, Y_g = W[s : s + GROUP_ROWS], r[s : s + GROUP_ROWS], Y[s : s + 64]
+        n = len(r_g)
+        c, s_g = W_g.T @ r_g, np.abs(W_g).T @ np.abs(r_g)
+        cb_abs, sb_abs = np.abs(c) @ np.abs(B), s_g @ np.abs(B)
+        if noise is None:
+            worker = _gamma_by_hand(d, u_worker) * sb_abs
+        else:
+            z = np.sqrt(2 * np.log(2 / FALSE_ALARM))
+            worker = z * np.sqrt(n) * np.asarray(noise)
+        size = np.abs(Y_g).sum(axis=0)
+        tolerances.append(
+            worker
+            + _gamma_by_hand(n) * (sb_abs + size)
+            + _gamma_by_hand(d) * (cb_abs + sb_abs)
+        )
+    reach = 2 * np.max(tolerances) / (1 - _gamma_by_hand(GROUP_ROWS))
+    return reach / np.abs(Y).max()
+
+
+@pytest.mark.parametrize(
+    ("noise", "dtype"),
+    [(None, np.float64), (None, np.float32), ([1e-9, 2e-9], np.float64)],
+    ids=["rounding", "float32-rounding", "bound"],
+)
+def test_the_floor_of_a_real_check_follows_its_groups_of_64_rows(noise, dtype):
+    """130 rows: groups of 64, 64 and 2, the last two rows the largest (so the
+    last group's size decides the floor), B with 5 rows and 2 columns."""
+    rng = np.random.default_rng(1)
+    W = rng.standard_normal((130, 5))
+    W[128:] *= 1e6
+    B = rng.standard_normal((5, 2))
+    checks = share_checks([W], [[(0, 130)]], None, rng=2)
+    r = checks.vector(0, 0, 130)
+    Y = (W @ B).astype(dtype)
+    u_worker = 2.0**-24 if dtype == np.float32 else U64
+    verdict = checks.verdict(Piece(worker=0, start=0, stop=130, value=Y), B, noise)
+    assert verdict.passed
+    by_hand = _floor_by_hand(W, r, B, Y.astype(np.float64), noise, u_worker)
+    np.testing.assert_allclose(verdict.floor, by_hand, rtol=1e-12)
+
+
+def test_the_noise_bound_not_the_workers_rounding_sets_a_bounded_check():
+    W = np.arange(12.0).reshape(4, 3)
+    B = np.ones((3, 1))
+    checks = share_checks([W], [[(0, 4)]], None, rng=0)
+    Y = W @ B
+    Y[2, 0] += 1e-6  # far above rounding, far below a bound of 1 per entry
+    piece = Piece(worker=0, start=0, stop=4, value=Y)
+    assert checks.passes(piece, B, [1.0])
+    assert not checks.passes(piece, B, None)
+
+
+def test_share_checks_draw_one_vector_per_batch_in_order_and_skip_absent_workers():
+    rng = np.random.default_rng(3)
+    W1, W2 = rng.integers(0, 7, (5, 2)), rng.integers(0, 7, (4, 2))
+    for p in (None, 7):
+        lefts = [None, W1, W2]
+        batches = [[], [(0, 2), (2, 5)], [(0, 4)]]
+        checks = share_checks(lefts, batches, p, rng=11)
+        expected = draw_vectors([2, 3, 4], p, np.random.default_rng(11))
+        keys = [(1, 0, 2), (1, 2, 5), (2, 0, 4)]
+        assert list(checks.projections) == keys
+        for key, r in zip(keys, expected, strict=True):
+            np.testing.assert_array_equal(checks.vector(*key), r)
+            assert checks.covers(*key)
+        assert not checks.covers(0, 0, 2)
+        assert not checks.covers(1, 0, 5)
+        assert checks.p == p
+    with pytest.raises(ValueError, match="zip"):
+        share_checks([W1], [[(0, 5)], []], None)
+
+
+def test_transposed_checks_draw_one_vector_per_worker_and_skip_absent_workers():
+    Y = np.arange(12).reshape(6, 2) % 7  # two units of 3 rows
+    checks = transposed_checks([None, Y, Y], 3, 7, rng=5)
+    assert list(checks.projections) == [(1, 0, 6), (2, 0, 6)]
+    expected = draw_vectors([4, 4], 7, np.random.default_rng(5))
+    for worker, r in zip((1, 2), expected, strict=True):
+        np.testing.assert_array_equal(checks.vector(worker, 0, 6), r)
+
+
+def test_updated_checks_replace_every_projection_of_the_renewed_workers():
+    rng = np.random.default_rng(4)
+    lefts = [rng.standard_normal((4, 2)) for _ in range(3)]
+    old = share_checks(lefts, [[(0, 2), (2, 4)], [(0, 4)], [(0, 4)]], None, rng=0)
+    renewed = share_checks([None, lefts[1], None], [[], [(0, 1), (1, 4)], []], None)
+    checks = old.updated(renewed)
+    assert checks.p is None
+    kept, new = [(0, 0, 2), (0, 2, 4), (2, 0, 4)], [(1, 0, 1), (1, 1, 4)]
+    assert list(checks.projections) == kept + new
+    for key in kept:
+        assert checks.projections[key] is old.projections[key]
+    for key in new:
+        assert checks.projections[key] is renewed.projections[key]
+    exact = share_checks([np.ones((2, 2), dtype=np.int64)], [[(0, 2)]], 7, rng=0)
+    assert exact.updated(exact).p == 7
+
+
+def test_a_sparse_share_is_projected_as_its_dense_rows():
+    import scipy.sparse
+
+    rng = np.random.default_rng(6)
+    W = rng.standard_normal((130, 4)) * (rng.random((130, 4)) < 0.3)
+    sparse = share_checks([scipy.sparse.csr_array(W)], [[(0, 130)]], None, rng=8)
+    dense = share_checks([W], [[(0, 130)]], None, rng=8)
+    key = (0, 0, 130)
+    for field in ("c", "s"):
+        got = getattr(sparse.projections[key], field)
+        want = getattr(dense.projections[key], field)
+        assert isinstance(got, np.ndarray)
+        assert got.shape == (3, 4)
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_pivot_rows_skip_a_unit_dependent_only_modulo_p():
+    """Unit 1 is unit 0 times 2^-1 modulo p, not over the integers: only exact
+    elimination modulo p finds units 0 and 2 independent and unit 1 not."""
+    p = DEFAULT_PRIME
+    half = (p + 1) // 2
+    G_U = np.array([[2, 1], [1, half], [0, 1]], dtype=np.int64)
+    assert G_U[1].tolist() == [(2 * half) % p, half]  # 2^-1 * (2, 1)
+    basis = _consistency._pivot_rows(G_U, p)
+    assert basis.dtype == np.int64
+    assert basis.tolist() == [0, 2]
+    S = np.array([[5, 1], [p - 1, 7]], dtype=np.int64)
+    Y = (G_U @ S) % p
+    assert is_consistent(G_U, Y, p)
+    Y[1, 0] = (Y[1, 0] + 1) % p
+    assert not is_consistent(G_U, Y, p)
+    assert _consistency.discrepancy(G_U, Y, p) == np.inf
+
+
+def test_consistency_reads_the_noise_bound():
+    G = np.vstack([np.eye(2), np.ones((1, 2))])
+    Y = G @ np.array([[1.0], [2.0]])
+    Y[2, 0] += 1e-6
+    assert is_consistent(G, Y, None, np.array([1.0]))
+    assert not is_consistent(G, Y, None, np.array([1e-15]))
+
+
+def test_a_discrepancy_of_exactly_one_is_consistent(monkeypatch):
+    """The boundary: units agree when their discrepancy is at most 1."""
+    G, Y = np.vstack([np.eye(2), np.ones((1, 2))]), np.zeros((3, 1))
+    monkeypatch.setattr(_consistency, "discrepancy", lambda *args: 1.0)
+    assert is_consistent(G, Y, None)
+    monkeypatch.setattr(_consistency, "discrepancy", lambda *args: np.nextafter(1, 2))
+    assert not is_consistent(G, Y, None)
