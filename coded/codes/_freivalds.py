@@ -78,7 +78,7 @@ _U = np.finfo(np.float64).eps / 2
 _EMPTY = np.empty(0)
 
 
-def _gamma(terms: int, u: float = _U) -> float:
+def _gamma(terms: int | np.ndarray, u: float = _U) -> float | np.ndarray:
     return terms * u / (1 - terms * u)
 
 
@@ -209,7 +209,7 @@ def project_piece(value: Any, r: np.ndarray, p: int | None) -> Projected:
     [[2, 0]]
     """
     value = np.asarray(value)
-    Y = value.reshape(value.shape[0], -1)
+    Y = value.reshape(value.shape[0], int(np.prod(value.shape[1:])))  # rows may be 0
     if p is not None:
         ry = fields.matmul(r[None, :], np.mod(Y, p), p)
         return Projected(ry=ry, size=_EMPTY, peak=_EMPTY, u=0.0, finite=True)
@@ -295,7 +295,7 @@ class ShareChecks:
             return Verdict(passed=bool(np.array_equal(seen.ry, right.cb)), floor=0.0)
         gap = np.abs(seen.ry - right.cb)
         n, d = _group_sizes(projection), right.d
-        gamma_n = n * _U / (1 - n * _U)
+        gamma_n = _gamma(n)
         if noise is None:  # the worker's rounding, bounded by s
             worker = _gamma(d, seen.u) * right.sb_abs
         else:

@@ -604,11 +604,12 @@ def _floor_by_hand(W, r, B, Y, noise, u_worker):
 )
 def test_the_floor_of_a_real_check_follows_its_groups_of_64_rows(noise, dtype):
     """130 rows: groups of 64, 64 and 2, the last two rows the largest (so the
-    last group's size decides the floor), B with 5 rows and 2 columns."""
+    last group's size decides the floor), B with 5 rows and 2 columns. Small
+    integers: every sum is exact, so the check and the oracle round alike."""
     rng = np.random.default_rng(1)
-    W = rng.standard_normal((130, 5))
-    W[128:] *= 1e6
-    B = rng.standard_normal((5, 2))
+    W = rng.integers(-3, 4, (130, 5)).astype(np.float64)
+    W[128:] *= 1024
+    B = rng.integers(-3, 4, (5, 2)).astype(np.float64)
     checks = share_checks([W], [[(0, 130)]], None, rng=2)
     r = checks.vector(0, 0, 130)
     Y = (W @ B).astype(dtype)
@@ -616,7 +617,27 @@ def test_the_floor_of_a_real_check_follows_its_groups_of_64_rows(noise, dtype):
     verdict = checks.verdict(Piece(worker=0, start=0, stop=130, value=Y), B, noise)
     assert verdict.passed
     by_hand = _floor_by_hand(W, r, B, Y.astype(np.float64), noise, u_worker)
-    np.testing.assert_allclose(verdict.floor, by_hand, rtol=1e-12)
+    np.testing.assert_allclose(verdict.floor, by_hand, rtol=1e-15)
+
+
+@pytest.mark.parametrize("p", [None, 7])
+def test_an_empty_piece_passes_with_a_floor_of_zero(p):
+    W = np.ones((4, 3), dtype=np.int64)
+    checks = share_checks([W], [[(2, 2)]], p, rng=0)
+    piece = Piece(worker=0, start=2, stop=2, value=np.zeros((0, 2), dtype=np.int64))
+    right = np.ones((3, 2), dtype=np.int64)
+    assert checks.verdict(piece, right, None) == Verdict(passed=True, floor=0.0)
+
+
+def test_an_all_zero_piece_has_an_infinite_floor_unless_nothing_is_tolerated():
+    """No entry to be relative to: any tolerance makes the floor infinite; none
+    (a zero share and no noise bound) makes it 0."""
+    B = np.zeros((2, 1))
+    piece = Piece(worker=0, start=0, stop=3, value=np.zeros((3, 1)))
+    checks = share_checks([np.ones((3, 2))], [[(0, 3)]], None, rng=0)
+    assert checks.verdict(piece, B, [1e-3]) == Verdict(passed=True, floor=np.inf)
+    zero = share_checks([np.zeros((3, 2))], [[(0, 3)]], None, rng=0)
+    assert zero.verdict(piece, B, None) == Verdict(passed=True, floor=0.0)
 
 
 def test_the_noise_bound_not_the_workers_rounding_sets_a_bounded_check():
