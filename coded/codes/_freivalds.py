@@ -49,6 +49,7 @@ import scipy.sparse
 
 from coded.codes import _fields as fields
 from coded.codes._base import Piece
+from coded.codes._consistency import gamma
 from coded.codes._transpose import transposed_units
 from theory.rng import RngLike, as_generator
 from theory.validation import is_sparse
@@ -76,10 +77,6 @@ computes ``c_g . B`` for each, ``1/GROUP_ROWS`` of the rows' product."""
 _Z = float(np.sqrt(2 * np.log(2 / FALSE_ALARM)))
 _U = np.finfo(np.float64).eps / 2
 _EMPTY = np.empty(0)
-
-
-def _gamma(terms: int | np.ndarray, u: float = _U) -> float | np.ndarray:
-    return terms * u / (1 - terms * u)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -295,20 +292,20 @@ class ShareChecks:
             return Verdict(passed=bool(np.array_equal(seen.ry, right.cb)), floor=0.0)
         gap = np.abs(seen.ry - right.cb)
         n, d = _group_sizes(projection), right.d
-        gamma_n = _gamma(n)
+        gamma_n = gamma(n)
         if noise is None:  # the worker's rounding, bounded by s
-            worker = _gamma(d, seen.u) * right.sb_abs
+            worker = gamma(d, seen.u) * right.sb_abs
         else:
             worker = _Z * np.sqrt(n) * np.asarray(noise)
         tolerance = (
             worker
             + gamma_n * (right.sb_abs + seen.size)  # fl(c_g), and r_g . Y_g
-            + _gamma(d) * (right.cb_abs + right.sb_abs)  # c_g . B_j
+            + gamma(d) * (right.cb_abs + right.sb_abs)  # c_g . B_j
         )
         # one entry off by e moves r_g . Y_gj by e and the tolerance by gamma_n e,
         # while the honest part and the client's rounding stay within the
         # tolerance: caught once (1 - gamma_n) e > 2 tolerance
-        reach = 2 * float(np.max(tolerance, initial=0.0)) / (1 - _gamma(GROUP_ROWS))
+        reach = 2 * float(np.max(tolerance, initial=0.0)) / (1 - gamma(GROUP_ROWS))
         peak = float(np.max(seen.peak, initial=0.0))
         floor = reach / peak if peak > 0 else (np.inf if reach > 0 else 0.0)
         return Verdict(passed=bool(np.all(gap <= tolerance)), floor=float(floor))

@@ -18,7 +18,6 @@ from coded.codes import (
     Piece,
     PolynomialCode,
     _consistency,
-    _freivalds,
 )
 from coded.codes._consistency import (
     detection_floor,
@@ -516,8 +515,31 @@ def _gamma_by_hand(n, u=U64):
 
 
 def test_gamma_is_highams_n_u_over_one_minus_n_u():
-    assert _freivalds._gamma(2, 0.25) == 1.0  # 0.5 / 0.5
-    assert _freivalds._gamma(3) == 3 * U64 / (1 - 3 * U64)
+    assert _consistency.gamma(2, 0.25) == 1.0  # 0.5 / 0.5
+    assert _consistency.gamma(3) == 3 * U64 / (1 - 3 * U64)
+    np.testing.assert_array_equal(
+        _consistency.gamma(np.array([1, 3]), 0.25), [1 / 3, 3]
+    )
+
+
+def test_row_noise_follows_its_formula():
+    """(1 + gamma_(d+2)) gamma_d ||a~|| + gamma_K sum_j |G_uj| ||a_j||, in float32
+    with d = 1000 (gamma_d near 6e-5: each term visible)."""
+    G = np.array([[1.0, 0.0], [1.0, -2.0]])  # N = 2 units, K = 2 blocks of 1 row
+    coded_norms = np.array([[3.0], [5.0]])
+    u, d = 2.0**-24, 1000
+    by_hand = (1 + _gamma_by_hand(d + 2, u)) * _gamma_by_hand(d, u) * coded_norms
+    by_hand += _gamma_by_hand(2, u) * np.array([[3.0], [3.0 + 2 * 4.0]])
+    got = row_noise(G, np.array([3.0, 4.0]), coded_norms, d, np.float32)
+    np.testing.assert_allclose(got, by_hand, rtol=1e-14)
+
+
+def test_spare_workers_are_none_wrong_or_twice_wrong():
+    modes = ("off", "detect", "correct")
+    assert [_consistency.spare_workers(mode, 3) for mode in modes] == [0, 3, 6]
+    assert _consistency.check_verify("detect") == ("detect", 1)
+    with pytest.raises(TypeError, match=r"^`wrong` must be an int, got float\.$"):
+        _consistency.check_verify("detect", 1.5)
 
 
 @pytest.mark.parametrize("rows", [1, 64, 65, 130])
@@ -664,6 +686,7 @@ def test_share_checks_draw_one_vector_per_batch_in_order_and_skip_absent_workers
         for key, r in zip(keys, expected, strict=True):
             np.testing.assert_array_equal(checks.vector(*key), r)
             assert checks.covers(*key)
+        assert checks.projections[keys[0]].s.size == (0 if p else 2 * 1)
         assert not checks.covers(0, 0, 2)
         assert not checks.covers(1, 0, 5)
         assert checks.p == p
@@ -705,6 +728,7 @@ def test_a_sparse_share_is_projected_as_its_dense_rows():
     sparse = share_checks([scipy.sparse.csr_array(W)], [[(0, 130)]], None, rng=8)
     dense = share_checks([W], [[(0, 130)]], None, rng=8)
     key = (0, 0, 130)
+    np.testing.assert_array_equal(sparse.vector(*key), dense.vector(*key))
     for field in ("c", "s"):
         got = getattr(sparse.projections[key], field)
         want = getattr(dense.projections[key], field)
@@ -726,6 +750,7 @@ def test_pivot_rows_skip_a_unit_dependent_only_modulo_p():
     S = np.array([[5, 1], [p - 1, 7]], dtype=np.int64)
     Y = (G_U @ S) % p
     assert is_consistent(G_U, Y, p)
+    assert _consistency.discrepancy(G_U, Y, p) == 0.0
     Y[1, 0] = (Y[1, 0] + 1) % p
     assert not is_consistent(G_U, Y, p)
     assert _consistency.discrepancy(G_U, Y, p) == np.inf
@@ -746,3 +771,115 @@ def test_a_discrepancy_of_exactly_one_is_consistent(monkeypatch):
     assert is_consistent(G, Y, None)
     monkeypatch.setattr(_consistency, "discrepancy", lambda *args: np.nextafter(1, 2))
     assert not is_consistent(G, Y, None)
+
+
+def _spare_generator():
+    """(4, 2) generator U diag(2, 2^-19): U's columns (1, 1, 1, 1) / 2 and
+    (1, -1, 1, -1) / 2 are orthonormal in binary, so P = I - U U^T is exact:
+    P_vv = 1/2 and |P| averages rows 0 and 2, and rows 1 and 3; kappa = 2^20."""
+    s = np.array([1.0, -1.0, 1.0, -1.0])
+    U = np.column_stack([np.ones(4), s]) / 2
+    return U * np.array([2.0, 2.0**-19]), np.abs(np.eye(4) - U @ U.T)
+
+
+@pytest.mark.parametrize("noisy", [False, True], ids=["rounding", "noise"])
+def test_the_residuals_floor_follows_its_formula_row_by_row(noisy):
+    """floor = max_v 2 max_j tol_vj / ((P_vv - 2 rho) max_j |Y_vj|), tol = |P| eta
+    + rho ||Y_j||, rho = 4 |U| u kappa: with rounding only, the rows of the
+    smaller peak decide; with a noisy entry in row 0, rows 0 and 2 do."""
+    G, P = _spare_generator()
+    Y = G @ np.array([[0.5, 1.0], [3.0 * 2**19, -(2.0**19)]])  # rows (2, .5), (-1, 1.5)
+    eta = np.zeros((4, 2))
+    if noisy:
+        eta[0, 1] = 1e-6
+    rho = 4 * 4 * U64 * 2.0**20
+    tol = P @ eta + rho * np.linalg.norm(Y, axis=0)
+    reach = 2 * tol.max(axis=1)
+    floors = reach / (0.5 - 2 * rho) / np.abs(Y).max(axis=1)
+    assert floors.argmax() in ((0, 2) if noisy else (1, 3))
+    got = detection_floor(G, Y, None, eta if noisy else None)
+    np.testing.assert_allclose(got, floors.max(), rtol=1e-12)
+
+
+def test_the_residuals_floor_is_infinite_where_an_entry_cannot_be_measured():
+    G, _ = _spare_generator()
+    Y = G @ np.ones((2, 2))
+    assert detection_floor(G, Y, DEFAULT_PRIME) == 0.0  # exact: one spare suffices
+    assert detection_floor(G, np.zeros((4, 0)), None) == 0.0  # no entry at all
+    no_spare = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])  # row 0: P_00 = 0
+    assert detection_floor(no_spare, no_spare @ np.ones((2, 1)), None) == np.inf
+    zero_row = np.vstack([G, np.zeros((1, 2))])  # row 4 is 0: no peak to scale
+    assert detection_floor(zero_row, zero_row @ np.ones((2, 1)), None) == np.inf
+    finite = detection_floor(zero_row[:4], zero_row[:4] @ np.ones((2, 1)), None)
+    assert 0 < finite < 1e-6
+
+
+def test_an_expectation_over_gf_p_holds_only_its_residues():
+    W = np.array([[1, 2], [3, 4], [5, 6]], dtype=np.int64)
+    B = np.array([[1, 0, 2], [6, 1, 1]], dtype=np.int64)  # d = 2 rows, 3 columns
+    checks = share_checks([W], [[(0, 3)]], 7, rng=0)
+    r = checks.vector(0, 0, 3)
+    expected = checks.expected(B)[(0, 0, 3)]
+    by_hand = [
+        sum(int(r[i]) * int(W[i, k]) * int(B[k, j]) for i in range(3) for k in range(2))
+        % 7
+        for j in range(3)
+    ]
+    assert expected.cb.tolist() == [by_hand]
+    assert (expected.cb_abs.size, expected.sb_abs.size, expected.d) == (0, 0, 2)
+
+
+def test_discrepancy_is_zero_without_spares_and_below_one_for_agreeing_units():
+    square = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert _consistency.discrepancy(square, np.array([[0.3], [-1.7]]), None) == 0.0
+    G = np.vstack([np.eye(2), np.ones((1, 2))])
+    assert _consistency.discrepancy(G, np.zeros((3, 0)), None) == 0.0  # no entry
+    Y = np.column_stack([np.zeros(3), G @ np.array([0.1, 0.7])])  # a zero column
+    assert _consistency.discrepancy(G, Y, None) < 0.5
+
+
+def test_a_residual_whose_tolerance_underflows_is_inconsistent():
+    """Subnormal results: the tolerance 4 |U| u kappa ||Y_j|| rounds to 0, while
+    the residual of (0, 0, 1e-320), not in G's span, does not."""
+    G = np.vstack([np.eye(2), np.ones((1, 2))])
+    Y = np.array([[0.0], [0.0], [1e-320]])
+    assert np.all(tolerance(G, Y) == 0)
+    assert _consistency.discrepancy(G, Y, None) == np.inf
+
+
+def test_locate_tries_sets_of_at_most_wrong_workers_that_leave_a_spare():
+    ones = np.ones((5, 1))  # replication: every unit holds the one source
+    Y = np.array([[1.0], [1.0], [1.0], [5.0], [7.0]])
+    assert locate(ones, Y, range(5), None, wrong=1) is None  # two are wrong
+    assert locate(ones, Y, range(5), None, wrong=2) == (3, 4)
+    # per-column noise (one bound per column, 2 columns != 5 units) passes whole
+    Y2 = np.hstack([Y, Y])
+    assert locate(ones, Y2, range(5), None, wrong=2, noise=np.full(2, 1e-15)) == (3, 4)
+    # dropping worker 1 would leave K = 2 units and no spare: nothing is found
+    G = np.vstack([np.eye(2), np.ones((1, 2))])
+    wrong = G @ np.ones((2, 1))
+    wrong[2] += 1.0
+    assert locate(G, wrong, [0, 0, 1], None, wrong=1) is None
+
+
+def test_locate_refuses_a_tie_over_gf_p():
+    """Units 0, 1 say 0 and units 2, 3 say 1: dropping either pair leaves exact
+    agreement, so the wrong workers cannot be told apart."""
+    ones = np.ones((4, 1), dtype=np.int64)
+    Y = np.array([[0], [0], [1], [1]], dtype=np.int64)
+    assert locate(ones, Y, range(4), 7, wrong=2) is None
+    assert locate(ones[:3], Y[:3], range(3), 7, wrong=1) == (2,)
+
+
+def test_locate_accepts_a_discrepancy_of_exactly_one(monkeypatch):
+    monkeypatch.setattr(_consistency, "discrepancy", lambda *args: 1.0)
+    G = np.vstack([np.eye(2), np.ones((1, 2))])
+    assert locate(G, np.zeros((3, 1)), range(3), None, wrong=1) == ()
+
+
+def test_secret_vectors_are_nonzero_residues_or_signs():
+    exact = np.concatenate(draw_vectors([100, 100], 5, np.random.default_rng(0)))
+    assert exact.dtype == np.int64
+    assert set(exact.tolist()) == {1, 2, 3, 4}
+    signs = np.concatenate(draw_vectors([100], None, np.random.default_rng(0)))
+    assert set(signs.tolist()) == {-1.0, 1.0}
