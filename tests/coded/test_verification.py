@@ -806,6 +806,7 @@ def test_the_residuals_floor_is_infinite_where_an_entry_cannot_be_measured():
     Y = G @ np.ones((2, 2))
     assert detection_floor(G, Y, DEFAULT_PRIME) == 0.0  # exact: one spare suffices
     assert detection_floor(G, np.zeros((4, 0)), None) == 0.0  # no entry at all
+    assert detection_floor(G, np.zeros((4, 2)), None) == 0.0  # no error to tolerate
     no_spare = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])  # row 0: P_00 = 0
     assert detection_floor(no_spare, no_spare @ np.ones((2, 1)), None) == np.inf
     zero_row = np.vstack([G, np.zeros((1, 2))])  # row 4 is 0: no peak to scale
