@@ -403,3 +403,166 @@ def test_plans_take_over_from_arrival_order_peeling_at_m_plus_m_over_50(seed):
     assert decoder._peel.unknown == unknown
     assert decoder.is_decodable
     assert np.isfinite(decoder.condition_number)  # needs_more is not a NaN test
+
+
+# Boundaries and messages, each against an oracle written out here (issue 43)
+
+
+def test_wave_solitons_m_and_the_workers_of_is_decodable_are_checked():
+    with pytest.raises(ValueError, match=r"^`m` must be >= 1, got m=0\.$"):
+        DegreeDistribution.wave_soliton(0)
+    code = LTCode(3, 12, rng=0)
+    with pytest.raises(ValueError, match=r"^`workers\[i\]` must be <= 2, got "):
+        code.is_decodable([0, 3])
+    with pytest.raises(ValueError, match=r"^`workers\[i\]` must be >= 0, got "):
+        code.is_decodable([-1])
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_encode_right_keeps_a_shares_and_norm_and_decodes_the_new_product(n):
+    rng = np.random.default_rng(n)
+    code = LTCode(n, 40, overhead=2.0, rng=0)
+    A = rng.normal(size=(40, 3))
+    first = code.encode_operands(A, np.ones(3))
+    B = rng.normal(size=(3, 2))
+    encoded = code.encode_right(first, B)
+    assert encoded.lefts is first.lefts
+    np.testing.assert_array_equal(encoded.right(0), B)
+    context = encoded.context
+    assert context.a_norm == first.context.a_norm == np.linalg.norm(A)
+    assert context.scale == pytest.approx(np.linalg.norm(A) * np.linalg.norm(B))
+    assert (context.m, context.is_vector, context.c) == (40, False, 2)
+    results = {w: code.multiply(encoded.lefts[w], B) for w in range(n)}
+    np.testing.assert_allclose(code.decode_results(encoded, results), A @ B, atol=1e-9)
+
+
+def test_too_few_rows_name_their_rank():
+    """The rank the message gives is numpy's rank of the received generator rows."""
+    code = LTCode(2, 20, overhead=2.0, rng=3)
+    encoded = code.encode_operands(np.ones((20, 2)), np.ones(2))
+    decoder = code.decoder(encoded)
+    _feed(code, encoded, [(0, 0, 12)], decoder)
+    rank = np.linalg.matrix_rank(code.generator[:12].toarray())
+    message = (
+        f"the 12 received rows have rank {rank} < m=20: need more encoded rows "
+        "(any rows, from any worker)."
+    )
+    with pytest.raises(NotEnoughResultsError, match=f"^{re.escape(message)}$"):
+        decoder.decode()
+
+
+def test_peeling_beyond_the_inactivation_limit_names_the_rank_reached():
+    """m = 5000: at most 2048 columns are inactivated; 300 rows leave more
+    unknown, so the message gives the peeled count."""
+    m = 5000
+    code = LTCode(4, m, rng=0)
+    decoder = code.decoder(code.encode_operands(np.ones((m, 1)), np.ones(1)))
+    decoder.mark(0, 0, 300)
+    with pytest.raises(NotEnoughResultsError) as info:
+        decoder.decode()
+    found = re.fullmatch(
+        r"peeling stopped with (\d+) of m=5000 source rows unknown \(more than the "
+        r"2048 the decoder inactivates\) after 300 received rows: rank at least "
+        r"(\d+) reached; wait for more rows\.",
+        str(info.value),
+    )
+    assert found
+    unknown, rank = int(found[1]), int(found[2])
+    assert unknown + rank == m
+    assert 0 < rank <= 300
+    assert rank <= np.linalg.matrix_rank(code.generator[:300].toarray())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"m": 0}, "`m` must be >= 1, got m=0."),
+        ({"m": 10, "delta": 0.0}, "`delta` must be > 0.0, got delta=0.0."),
+        ({"m": 10, "delta": -0.5}, "`delta` must be > 0.0, got delta=-0.5."),
+        ({"m": 10, "delta": 1.5}, "`delta` must be <= 1.0, got delta=1.5."),
+        ({"m": 10, "delta": 1.0}, "`delta` must be < 1, got 1.0."),
+        ({"m": 10, "c": 0.0}, "`c` must be > 0.0, got c=0.0."),
+    ],
+)
+def test_robust_solitons_parameters_are_named_whole(kwargs, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        DegreeDistribution.robust_soliton(**kwargs)
+
+
+def test_sample_draws_every_degree_up_to_the_largest_and_checks_its_size():
+    assert DegreeDistribution([0.0, 0.0, 1.0]).sample(5, 0).tolist() == [3] * 5
+    draws = DegreeDistribution([0.25, 0.0, 0.75]).sample(400, 1)
+    assert set(draws.tolist()) == {1, 3}
+    empty = DegreeDistribution([1.0]).sample(0, 0)
+    assert (empty.shape, empty.dtype) == ((0,), np.int64)
+    with pytest.raises(ValueError, match=r"^`size` must be >= 0, got size=-1\.$"):
+        DegreeDistribution([1.0]).sample(-1)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (
+            lambda: DegreeDistribution([]),
+            "`probabilities` must be a non-empty sequence of nonnegative numbers, "
+            "got [].",
+        ),
+        (
+            lambda: DegreeDistribution([0.1] * 9 + [-0.1]),  # the first 8 shown
+            "`probabilities` must be a non-empty sequence of nonnegative numbers, "
+            "got [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1].",
+        ),
+        (
+            lambda: DegreeDistribution([0.5, 0.4]),
+            "`probabilities` must sum to 1 (within 1e-12), got sum 0.9.",
+        ),
+        (
+            lambda: LTCode(2, 3, overhead=0.9),
+            "`overhead` must be >= 1.0, got overhead=0.9.",
+        ),
+        (lambda: LTCode(5, 3), "`overhead` * m = 4 encoded rows must be at least n=5."),
+        (
+            lambda: LTCode(2, 3, max_amplification=0.5),
+            "`max_amplification` must be >= 1.0, got max_amplification=0.5.",
+        ),
+        (lambda: LTCode(0, 3), "`n` must be >= 1, got n=0."),
+        (lambda: LTCode(2, 0), "`m` must be >= 1, got m=0."),
+        (
+            lambda: LTCode(2, 3, distribution=DegreeDistribution([0, 0, 0, 1])),
+            "`distribution` has degrees up to 4, above m=3 source rows.",
+        ),
+        (
+            lambda: LTCode(2, 3, distribution="ideal"),
+            "`distribution` must be 'robust', 'wave' or a DegreeDistribution, got "
+            "'ideal'.",
+        ),
+        (
+            lambda: LTCode(2, 10).encode_operands(np.ones((9, 2)), np.ones(2)),
+            "`A` must have m=10 rows, got shape (9, 2).",
+        ),
+        (
+            lambda: LTCode(2, 10).encode_operands(np.ones((10, 2)), np.ones(3)),
+            "`A` and `B` do not chain: A.shape=(10, 2), B.shape=(3,).",
+        ),
+        (
+            lambda: (
+                LTCode(2, 10)
+                .decoder(LTCode(2, 10).encode_operands(np.ones((10, 2)), np.ones(2)))
+                .mark(2, 0, 1)
+            ),
+            "`piece.worker` must be <= 1, got piece.worker=2.",
+        ),
+    ],
+)
+def test_bad_parameters_are_named_whole(build, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        build()
+
+
+def test_a_list_a_is_refused_with_a_remedy():
+    message = (
+        "`A` must be a numpy array or a scipy.sparse CSR/CSC/COO matrix, got list "
+        "(convert it with np.asarray)."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        LTCode(2, 10).encode_operands([[1.0, 2.0]] * 10, np.ones(2))
