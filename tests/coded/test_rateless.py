@@ -566,3 +566,73 @@ def test_a_list_a_is_refused_with_a_remedy():
     )
     with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
         LTCode(2, 10).encode_operands([[1.0, 2.0]] * 10, np.ones(2))
+
+
+def test_worker_products_overflow_to_non_finite_values_quietly():
+    """The decoder names a worker whose product overflowed; the product itself
+    warns of nothing (warnings are errors in this suite)."""
+    code = LTCode(2, 10)
+    huge = np.full((1, 2), 1e308)
+    assert code.multiply(huge, np.full(2, 1e308)).tolist() == [np.inf]  # overflow
+    nan = code.multiply(np.array([[np.inf, 1.0]]), np.array([0.0, 1.0]))  # inf * 0
+    assert np.isnan(nan).all()
+
+
+@pytest.mark.parametrize(
+    ("m", "overhead", "distribution", "inactive"),
+    [(200, 1.3, "robust", False), (600, 1.1, "wave", True)],
+)
+def test_the_plan_inverts_the_received_rows_and_measures_its_amplification(
+    m, overhead, distribution, inactive
+):
+    """The planned map is a left inverse of the received generator rows (a
+    consistent system decodes in one solve, before any refinement), and the
+    condition number is ||solve(e)|| / ||e|| for its fixed e (seed 0)."""
+    code = LTCode(4, m, overhead=overhead, distribution=distribution, rng=1)
+    decoder = code.decoder(code.encode_operands(np.ones((m, 1)), np.ones(1)))
+    for w in range(4):
+        decoder.mark(w, 0, code.loads[w])
+    solver = decoder._current_solver(exact=True)
+    assert solver.full_rank
+    assert (solver.inactive.size > 0) == inactive
+    G = code.generator
+    X = np.random.default_rng(1).normal(size=(m, 2))
+    Y = np.zeros((G.shape[0], 2))
+    Y[solver.rows] = (G @ X)[solver.rows]
+    np.testing.assert_allclose(solver(Y), X, rtol=0, atol=1e-9)
+    e = np.zeros((G.shape[0], 1))
+    e[solver.rows, 0] = np.random.default_rng(0).standard_normal(solver.rows.size)
+    expected = np.linalg.norm(solver(e)) / np.linalg.norm(e)
+    assert decoder.condition_number == pytest.approx(expected, rel=1e-12)
+    assert 1 <= expected < code.max_amplification
+
+
+def test_the_received_systems_tolerance_follows_its_formula():
+    """1024 eps sqrt(rows) (sqrt(nnz) ||X|| + ||Y|| + ||A||_F ||B||_F)."""
+    code = LTCode(2, 30, overhead=2.0, rng=0)
+    rng = np.random.default_rng(2)
+    A, B = rng.normal(size=(30, 4)), rng.normal(size=(4, 2))
+    encoded = code.encode_operands(A, B)
+    decoder = code.decoder(encoded)
+    _feed(code, encoded, [(w, 0, code.loads[w]) for w in range(2)], decoder)
+    solver = decoder._current_solver(exact=True)
+    X, Y = rng.normal(size=(30, 2)), rng.normal(size=(solver.rows.size, 2))
+    nnz = code.generator[solver.rows].nnz
+    scale = np.sqrt(nnz) * np.linalg.norm(X) + np.linalg.norm(Y)
+    scale += np.linalg.norm(A) * np.linalg.norm(B)
+    expected = 1024 * EPS * np.sqrt(solver.rows.size) * scale
+    assert decoder._tolerance(solver, X, Y) == pytest.approx(expected, rel=1e-13)
+
+
+def test_a_wrong_result_is_named_in_a_whole_message():
+    code = LTCode(2, 30, overhead=2.0, rng=0)
+    encoded = code.encode_operands(np.ones((30, 2)), np.ones(2))
+    results = {w: code.multiply(encoded.lefts[w], np.ones(2)) for w in range(2)}
+    results[1] = results[1] + 1.0
+    pattern = (
+        r"the decoded product does not satisfy the 60 received rows \(residual "
+        r"\S+ > tolerance \S+\): a worker returned a wrong result or the system "
+        r"is too ill-conditioned\."
+    )
+    with pytest.raises(DecodingError, match=f"^{pattern}$"):
+        code.decode_results(encoded, results)
