@@ -636,3 +636,43 @@ def test_a_wrong_result_is_named_in_a_whole_message():
     )
     with pytest.raises(DecodingError, match=f"^{pattern}$"):
         code.decode_results(encoded, results)
+
+
+def test_a_distribution_is_read_only_flat_and_may_reach_degree_m():
+    dist = DegreeDistribution([0.0, 0.0, 1.0])
+    assert not dist.probabilities.flags.writeable
+    assert LTCode(2, 3, distribution=dist).distribution is dist  # max degree = m
+    message = (
+        "`probabilities` must have ndim in (1,), got shape (1, 2). Flatten it: "
+        "probabilities.reshape(-1)."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        DegreeDistribution([[0.5, 0.5]])
+    assert LTCode(3, 50).generator is LTCode(3, 50, rng=0).generator  # default seed
+
+
+def test_a_decode_warns_exactly_above_the_trusted_amplification():
+    """The warning's boundary, amplification * eps > TRUST_LIMIT, reached by
+    setting the plan's amplification (no small LT system amplifies 1e10)."""
+    from coded.codes._fields import TRUST_LIMIT
+    from coded.errors import IllConditionedWarning
+
+    code = LTCode(2, 30, overhead=2.0, rng=0)
+    A = np.random.default_rng(0).normal(size=(30, 2))
+    encoded = code.encode_operands(A, np.ones(2))
+    results = {w: code.multiply(encoded.lefts[w], np.ones(2)) for w in range(2)}
+    for amplification, warns in ((TRUST_LIMIT / EPS, False), (2e10, True)):
+        decoder = code.decoder(encoded)
+        for w, value in results.items():
+            decoder.add(Piece(worker=w, start=0, stop=len(value), value=value))
+        decoder._current_solver(exact=True).amplification = amplification
+        if warns:
+            message = (
+                "the rateless decode amplifies rounding errors by about 2e+10; the "
+                "product may be inaccurate."
+            )
+            with pytest.warns(IllConditionedWarning, match=f"^{re.escape(message)}$"):
+                C = decoder.decode()
+        else:
+            C = decoder.decode()
+        np.testing.assert_allclose(C, A @ np.ones(2), atol=1e-9)
