@@ -541,6 +541,11 @@ def test_sample_draws_every_degree_up_to_the_largest_and_checks_its_size():
             "`A` must have m=10 rows, got shape (9, 2).",
         ),
         (
+            lambda: LTCode(2, 10).encode_operands(np.ones(10), np.ones(1)),
+            "`A` must have ndim in (2,), got shape (10,). Pass a 2-D array, e.g. "
+            "np.atleast_2d(A).",
+        ),
+        (
             lambda: LTCode(2, 10).encode_operands(np.ones((10, 2)), np.ones(3)),
             "`A` and `B` do not chain: A.shape=(10, 2), B.shape=(3,).",
         ),
