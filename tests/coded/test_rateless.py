@@ -681,3 +681,45 @@ def test_a_decode_warns_exactly_above_the_trusted_amplification():
         else:
             C = decoder.decode()
         np.testing.assert_allclose(C, A @ np.ones(2), atol=1e-9)
+
+
+def _mark_rows(code, decoder, rows):
+    """Mark single global rows as received."""
+    for row in rows:
+        w = int(np.searchsorted(code._offsets, row, side="right")) - 1
+        a = code.row_ranges[w][0]
+        decoder.mark(w, row - a, row - a + 1)
+
+
+@pytest.mark.parametrize(("m", "rows_until_replan"), [(1000, 10), (150, 1)])
+def test_a_full_rank_plan_is_kept_until_m_over_100_more_rows(m, rows_until_replan):
+    code = LTCode(4, m, overhead=2.0, rng=0)
+    decoder = code.decoder(code.encode_operands(np.ones((m, 1)), np.ones(1)))
+    _mark_rows(code, decoder, range(int(1.5 * m)))
+    first = decoder._current_solver(exact=True)
+    assert first.full_rank
+    more = int(1.5 * m) + np.arange(rows_until_replan)
+    _mark_rows(code, decoder, more[:-1])
+    assert decoder._current_solver() is first
+    _mark_rows(code, decoder, more[-1:])
+    replanned = decoder._current_solver()
+    assert replanned is not first
+    assert replanned.count == first.count + rows_until_replan
+
+
+def test_a_failed_plan_waits_for_m_over_50_more_rows():
+    """Rows without column 0 never reach full rank; the plan that failed at
+    1.02 m rows is not redone 5 rows later (the next one is due at 1.04 m)."""
+    m = 1000
+    code = LTCode(4, m, rng=0)
+    G = code.generator
+    blind = np.flatnonzero(G[:, [0]].toarray()[:, 0] == 0).tolist()
+    decoder = code.decoder(code.encode_operands(np.ones((m, 1)), np.ones(1)))
+    _mark_rows(code, decoder, blind[:1020])
+    assert not decoder.is_decodable
+    failed = decoder._solver
+    assert failed is not None
+    assert not failed.full_rank
+    _mark_rows(code, decoder, blind[1020:1025])
+    assert not decoder.is_decodable
+    assert decoder._solver is failed
