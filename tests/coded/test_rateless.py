@@ -723,3 +723,30 @@ def test_a_failed_plan_waits_for_m_over_50_more_rows():
     _mark_rows(code, decoder, blind[1020:1025])
     assert not decoder.is_decodable
     assert decoder._solver is failed
+
+
+def test_a_piece_of_another_worker_is_checked_against_its_own_rows():
+    code = LTCode(3, 20, overhead=1.5, rng=0)  # 30 rows: 10 a worker
+    decoder = code.decoder(code.encode_operands(np.ones((20, 2)), np.ones(2)))
+    message = "piece rows [0, 11) are outside worker 2's 10 rows."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        decoder.mark(2, 0, 11)
+    message = "`piece.worker` must be >= 0, got piece.worker=-1."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        decoder.mark(-1, 0, 1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_idle_queries_count_from_the_first_row(seed):
+    """Two polls after one row are not idle enough to plan (and fail) early: the
+    failed-plan wait still runs from m, so near m the answer stays False until
+    polled again, as without the early polls."""
+    m = 1000
+    code = LTCode(4, m, rng=seed)
+    decoder = code.decoder(code.encode_operands(np.ones((m, 1)), np.ones(1)))
+    decoder.mark(0, 0, 1)
+    assert [decoder.is_decodable for _ in range(2)] == [False, False]
+    for w, start, stop in [(0, 1, 252), (1, 0, 252), (2, 0, 252), (3, 0, 252)]:
+        decoder.mark(w, start, stop)
+    decoder.mark(0, 252, 252 + 5 * seed)
+    assert [decoder.is_decodable for _ in range(3)] == [False, False, True]
