@@ -626,7 +626,7 @@ def test_the_received_systems_tolerance_follows_its_formula():
     scale = np.sqrt(nnz) * np.linalg.norm(X) + np.linalg.norm(Y)
     scale += np.linalg.norm(A) * np.linalg.norm(B)
     expected = 1024 * EPS * np.sqrt(solver.rows.size) * scale
-    assert decoder._tolerance(solver, X, Y) == pytest.approx(expected, rel=1e-13)
+    assert decoder._tolerance(solver, X, Y) == pytest.approx(expected, rel=1e-13, abs=0)
 
 
 def test_a_wrong_result_is_named_in_a_whole_message():
@@ -676,8 +676,12 @@ def test_a_decode_warns_exactly_above_the_trusted_amplification():
                 "the rateless decode amplifies rounding errors by about 2e+10; the "
                 "product may be inaccurate."
             )
-            with pytest.warns(IllConditionedWarning, match=f"^{re.escape(message)}$"):
+            with pytest.warns(
+                IllConditionedWarning, match=f"^{re.escape(message)}$"
+            ) as record:
                 C = decoder.decode()
+            assert record[0].message.condition_number == 2e10
+            assert record[0].filename == __file__  # the caller of decode
         else:
             C = decoder.decode()
         np.testing.assert_allclose(C, A @ np.ones(2), atol=1e-9)
@@ -750,3 +754,25 @@ def test_idle_queries_count_from_the_first_row(seed):
         decoder.mark(w, start, stop)
     decoder.mark(0, 252, 252 + 5 * seed)
     assert [decoder.is_decodable for _ in range(3)] == [False, False, True]
+
+
+@pytest.mark.parametrize(("m", "c"), [(100, 0.1), (10, 3.0)])
+def test_robust_soliton_matches_its_definition(m, c):
+    """Luby's rho + tau, normalised, term by term in Python floats; at m = 10,
+    c = 3 the spike m / R rounds to 0 and sits at degree 1."""
+    import math
+
+    delta = 0.5
+    R = c * math.log(m / delta) * math.sqrt(m)
+    spike = min(max(round(m / R), 1), m)
+    assert (spike > 1) == (m == 100)
+    mu = []
+    for d in range(1, m + 1):
+        rho = 1 / m if d == 1 else 1 / (d * (d - 1))
+        tau = R / (d * m) if d < spike else 0.0
+        if d == spike:
+            tau = R * math.log(R / delta) / m
+        mu.append(rho + tau)
+    expected = np.array(mu) / sum(mu)
+    got = DegreeDistribution.robust_soliton(m, c=c, delta=delta).probabilities
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
