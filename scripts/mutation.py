@@ -1220,6 +1220,17 @@ EQUIVALENT: dict[str, str] = {
         "svd(compute_uv=None): None is false, as False"
     ),
     # shard rateless
+    "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_2": "astype(None) is float64",
+    "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_3": (
+        "astype(copy=None): B is only read, copied or not"
+    ),
+    "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_5": "as mutant 3 (copy dropped)",
+    "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_16": "as mutant 3 (copy=True)",
+    "coded.codes._rateless.x__plan__mutmut_1": (
+        "plans of fewer than m rows by default: such a plan never has full rank, "
+        "so every answer (is_decodable, condition_number, the retry bookkeeping) "
+        "is as with None; only its cost differs"
+    ),
     "coded.codes._rateless.xǁLTDecoderǁdecode__mutmut_30": (
         "not equivalent: the warning's stacklevel 3 instead of 2; under mutmut its "
         "trampoline adds a frame, so level 2 is the trampoline and 3 the test, "

@@ -546,6 +546,12 @@ def test_sample_draws_every_degree_up_to_the_largest_and_checks_its_size():
             "np.atleast_2d(A).",
         ),
         (
+            lambda: LTCode(2, 10).encode_operands(np.ones((10, 2)), np.ones((2, 2, 2))),
+            "`B` must have ndim in (1, 2), got shape (2, 2, 2). Reshape it to 2-D: "
+            "B.reshape(-1, 2) stacks the rows of its 2 matrices (reshape the product "
+            "back after), B.reshape(2, -1) merges its trailing axes.",
+        ),
+        (
             lambda: LTCode(2, 10).encode_operands(np.ones((10, 2)), np.ones(3)),
             "`A` and `B` do not chain: A.shape=(10, 2), B.shape=(3,).",
         ),
@@ -777,3 +783,14 @@ def test_robust_soliton_matches_its_definition(m, c):
     expected = np.array(mu) / sum(mu)
     got = DegreeDistribution.robust_soliton(m, c=c, delta=delta).probabilities
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+
+
+def test_small_helpers_by_hand():
+    from coded.codes import _rateless
+
+    assert _rateless._distinct(np.array([3, 1, 3, 2, 2])).tolist() == [1, 2, 3]
+    limits = [_rateless._inactivation_limit(m) for m in (1000, 20_000, 2**25)]
+    assert limits == [2048, 2**25 // 20_000, 1]  # 2048 cap, 256 MiB, at least 1
+    assert all(type(limit) is int for limit in limits)
+    vector = LTCode(2, 10).encode_operands(np.ones((10, 2)), np.ones(2))
+    assert (vector.context.c, vector.context.is_vector) == (1, True)
