@@ -99,7 +99,14 @@ SHARDS: dict[str, Shard] = {
     ),
     "polynomial": Shard(
         ("coded/codes/_polynomial.py", "coded/codes/_lagrange.py"),
-        ("tests/coded/test_polynomial.py", "tests/coded/test_lagrange.py"),
+        (
+            "tests/coded/test_polynomial.py",
+            "tests/coded/test_lagrange.py",
+            "tests/coded/test_boundaries.py",
+            _ERRORS,  # the messages of PolynomialCode's and LagrangeCode's raises
+            "tests/coded/test_decodable_oracle.py",
+            "tests/coded/test_verification.py",  # verify over GF(p) only
+        ),
     ),
     "replication": Shard(
         ("coded/codes/_replication.py", "coded/codes/_transpose.py"),
@@ -127,10 +134,12 @@ SHARDS: dict[str, Shard] = {
             # stats run (hypothesis FlakyStrategyDefinition)
         ),
     ),
-    "rateless": Shard(("coded/codes/_rateless.py",), ("tests/coded/test_rateless.py",)),
+    "rateless": Shard(
+        ("coded/codes/_rateless.py",), ("tests/coded/test_rateless.py", _ERRORS)
+    ),
     "gradient-codes": Shard(
         ("coded/codes/_gradient.py", "coded/codes/_gradient_schemes.py"),
-        ("tests/coded/test_gradient_codes.py",),
+        ("tests/coded/test_gradient_codes.py", _ERRORS),
     ),
     "verification": Shard(
         ("coded/codes/_freivalds.py", "coded/codes/_consistency.py"),
@@ -1141,6 +1150,233 @@ EQUIVALENT: dict[str, str] = {
     "coded.codes._mds.xǁRowMDSCodeǁ__init____mutmut_111": (
         "load / v: the loads are multiples of v (checked above), whole floats "
         "that _setup's int64 cumsum takes exactly"
+    ),
+    # shard verification
+    "coded.codes._freivalds.x__expect__mutmut_10": (
+        "reshape(d, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._freivalds.x__expect__mutmut_29": "astype(None) is float64",
+    "coded.codes._freivalds.x__group_sums__mutmut_18": (
+        "np.add.reduceat's default axis is 0"
+    ),
+    "coded.codes._freivalds.x__groups__mutmut_16": (
+        "csr_array without shape: scipy infers (len(indptr) - 1, max index + 1), "
+        "and the indices are arange(rows)"
+    ),
+    "coded.codes._freivalds.x__groups__mutmut_18": "as mutant 16 (shape dropped)",
+    "coded.codes._freivalds.x_draw_vectors__mutmut_11": (
+        "integers() without dtype: its default is int64"
+    ),
+    "coded.codes._freivalds.x_project_piece__mutmut_66": "astype(None) is float64",
+    "coded.codes._freivalds.x_project_share__mutmut_22": (
+        "np.concatenate of one unit: a copy of it, the same values"
+    ),
+    "coded.codes._freivalds.x_project_share__mutmut_47": "astype(None) is float64",
+    "coded.codes._freivalds.x_project_share__mutmut_48": (
+        "astype(copy=None): W is only read afterwards, copied or not"
+    ),
+    "coded.codes._freivalds.x_project_share__mutmut_50": "as mutant 48",
+    "coded.codes._freivalds.x_project_share__mutmut_51": "as mutant 48",
+    "coded.codes._freivalds.xǁShareChecksǁverdict__mutmut_79": (
+        "np.max(peak) without initial: peak has one entry per column of B, and "
+        "every code refuses an empty B"
+    ),
+    "coded.codes._freivalds.xǁShareChecksǁverdict__mutmut_81": "as mutant 79",
+    "coded.codes._consistency.x__pivot_rows__mutmut_11": (
+        "the early break once K pivots are found dropped: the rows below K are "
+        "empty, every later column is skipped"
+    ),
+    "coded.codes._consistency.x__pivot_rows__mutmut_36": (
+        "the pivot row also eliminated (zeroed): rows above the current one are "
+        "never read again for pivots, only rows row: are"
+    ),
+    "coded.codes._consistency.x__pivot_rows__mutmut_47": (
+        "np.array of K >= 1 Python ints (G_U has full column rank) is int64"
+    ),
+    "coded.codes._consistency.x__pivot_rows__mutmut_49": "as mutant 47",
+    "coded.codes._consistency.x_detection_floor__mutmut_2": (
+        "|U| = K on the general path: P = I - Q Q^T is 0 to K u while 2 rho >= "
+        "8 K u, so every margin is negative and the floor inf, as returned early"
+    ),
+    "coded.codes._consistency.x_detection_floor__mutmut_17": (
+        "einsum subscripts in capitals: the same contraction"
+    ),
+    "coded.codes._consistency.x_detection_floor__mutmut_20": (
+        "svd(compute_uv=None): None is false, as False"
+    ),
+    "coded.codes._consistency.x_detection_floor__mutmut_62": (
+        "margin < 0 instead of <= 0: differs only at P_vv = 2 rho exactly, where "
+        "reach / 0 is inf as the early return (reach > 0)"
+    ),
+    "coded.codes._consistency.x_detection_floor__mutmut_73": (
+        "not strictly equivalent: np.divide without out leaves the rows of zero "
+        "peak (and zero reach) uninitialized instead of 0; numpy's fresh small "
+        "arrays read as 0 here (tested with an all-zero Y), so no test sees it"
+    ),
+    "coded.codes._consistency.x_detection_floor__mutmut_84": (
+        "floors.max() without initial: one floor per unit, |U| > K >= 1"
+    ),
+    "coded.codes._consistency.x_tolerance__mutmut_11": (
+        "svd(compute_uv=None): None is false, as False"
+    ),
+    # shard rateless
+    "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_2": "astype(None) is float64",
+    "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_3": (
+        "astype(copy=None): B is only read, copied or not"
+    ),
+    "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_5": "as mutant 3 (copy dropped)",
+    "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_16": "as mutant 3 (copy=True)",
+    "coded.codes._rateless.x__plan__mutmut_1": (
+        "plans of fewer than m rows by default: such a plan never has full rank, "
+        "so every answer (is_decodable, condition_number, the retry bookkeeping) "
+        "is as with None; only its cost differs"
+    ),
+    "coded.codes._rateless.xǁLTDecoderǁdecode__mutmut_30": (
+        "not equivalent: the warning's stacklevel 3 instead of 2; under mutmut its "
+        "trampoline adds a frame, so level 2 is the trampoline and 3 the test, "
+        "and no test can tell the caller both with and without mutmut"
+    ),
+    "coded.codes._rateless.x__check_dense__mutmut_13": (
+        "check_finite_matrix without ndim: its default is 2"
+    ),
+    "coded.codes._rateless.xǁ_Patternǁof__mutmut_21": (
+        "float index sums: integers below 2^53, stored exactly into the int64 index_sum"
+    ),
+    "coded.codes._rateless.xǁDegreeDistributionǁrobust_soliton__mutmut_50": (
+        "integer degrees d: d - 1.0 and R / (d m) make every term a float, the same"
+    ),
+    "coded.codes._rateless.xǁDegreeDistributionǁrobust_soliton__mutmut_53": (
+        "as mutant 50 (dtype dropped)"
+    ),
+    "coded.codes._rateless.xǁDegreeDistributionǁwave_soliton__mutmut_14": (
+        "integer degrees d: d - 1.0 makes each product d (d - 1.0) a float, the same"
+    ),
+    "coded.codes._rateless.xǁDegreeDistributionǁwave_soliton__mutmut_17": (
+        "as mutant 14 (dtype dropped)"
+    ),
+    "coded.codes._rateless.xǁDegreeDistributionǁwave_soliton__mutmut_29": (
+        "p[1:3] = 1/70: p[2] is overwritten by p[2:] = 1 / (d (d - 1)) next"
+    ),
+    "coded.codes._rateless.xǁDegreeDistributionǁ__init____mutmut_12": (
+        "astype(None) is float64"
+    ),
+    "coded.codes._rateless.xǁDegreeDistributionǁ__init____mutmut_27": (
+        "|sum - 1| >= 1e-12 instead of >: differs only at a sum exactly 1e-12 "
+        "(as a float) away from 1"
+    ),
+    "coded.codes._rateless.xǁDegreeDistributionǁsample__mutmut_14": (
+        "not strictly equivalent: draws / cdf[-1] instead of * cdf[-1], "
+        "|cdf[-1] - 1| <= 1e-12: a degree changes only for a draw within 2e-12 "
+        "of a step of the cdf (the top degree is clamped either way)"
+    ),
+    "coded.codes._rateless.xǁDegreeDistributionǁsample__mutmut_29": (
+        "searchsorted side='left': differs only for a draw exactly equal to a "
+        "cdf value (a 2^-53 event per draw)"
+    ),
+    "coded.codes._rateless.xǁDegreeDistributionǁsample__mutmut_32": (
+        "the clamp at cdf.size + 1: random() < 1 keeps draws below cdf[-1], so "
+        "searchsorted returns at most cdf.size - 1 unless a draw rounds up to "
+        "cdf[-1]"
+    ),
+    "coded.codes._rateless.x__distinct_columns__mutmut_7": (
+        "float column indices: integers below 2^53, cast exactly to scipy's "
+        "index dtype by csr_array"
+    ),
+    "coded.codes._rateless.x__distinct_columns__mutmut_9": (
+        "as mutant 7 (dtype dropped)"
+    ),
+    "coded.codes._rateless.x__distinct_columns__mutmut_15": (
+        "the degree threshold between the two samplers (5 d > m): both draw a "
+        "uniform set of distinct columns; a seed's generator is not specified"
+    ),
+    "coded.codes._rateless.x__distinct_columns__mutmut_16": ("as mutant 15 (4 d >= m)"),
+    "coded.codes._rateless.x__distinct_columns__mutmut_21": (
+        "choice(replace=None): None is false, as False"
+    ),
+    "coded.codes._rateless.x__redraw_duplicates__mutmut_7": (
+        "np.arange's default integer dtype is int64"
+    ),
+    "coded.codes._rateless.x__redraw_duplicates__mutmut_9": (
+        "as mutant 7 (dtype dropped)"
+    ),
+    "coded.codes._rateless.x__check_dense__mutmut_4": ("astype(None) is float64"),
+    "coded.codes._rateless.x__check_dense__mutmut_5": (
+        "astype(copy=None): A is only read, copied or not"
+    ),
+    "coded.codes._rateless.x__check_dense__mutmut_7": ("as mutant 5 (copy dropped)"),
+    "coded.codes._rateless.x__check_dense__mutmut_17": ("as mutant 5 (copy=True)"),
+    "coded.codes._rateless.xǁ_Patternǁof__mutmut_6": (
+        "float index sums: integers below 2^53, assigned exactly into the "
+        "peeler's int64 arrays"
+    ),
+    "coded.codes._rateless.xǁ_Patternǁof__mutmut_8": ("as mutant 6 (dtype dropped)"),
+    "coded.codes._rateless.xǁ_Patternǁof__mutmut_11": (
+        "degree >= 0: every encoded row has degree >= 1 (sample draws 1..max)"
+    ),
+    "coded.codes._rateless.xǁ_Solverǁ__init____mutmut_38": (
+        "zip(strict=None): the rounds' bounds and blocks come from one list, one each"
+    ),
+    "coded.codes._rateless.xǁ_Solverǁ__init____mutmut_41": (
+        "as mutant 38 (strict dropped)"
+    ),
+    "coded.codes._rateless.xǁ_Solverǁ__init____mutmut_43": (
+        "as mutant 38 (strict=False)"
+    ),
+    "coded.codes._rateless.xǁ_Solverǁ__init____mutmut_58": (
+        "amplification None for a plan without full rank: condition_number and "
+        "decode check full_rank before reading it"
+    ),
+    "coded.codes._rateless.xǁ_Solverǁ__init____mutmut_62": (
+        "a probe with a second, zero column: its solve is zero, the norm is the same"
+    ),
+    "coded.codes._rateless.xǁ_Solverǁ_schur__mutmut_6": (
+        "no early return without extra rows: the QR of a (0, k) S has an empty "
+        "diagonal, which returns next"
+    ),
+    "coded.codes._rateless.xǁ_Solverǁ_schur__mutmut_22": (
+        "the diagonal is never empty here (S has rows and columns), and with "
+        "diagonal[0] = 0 no entry exceeds 0, so the rank gains nothing either "
+        "way"
+    ),
+    "coded.codes._rateless.xǁ_Solverǁ_schur__mutmut_30": (
+        "diagonal >= threshold: differs only for an entry exactly at the "
+        "threshold (diagonal[0] > 0 here)"
+    ),
+    "coded.codes._rateless.xǁLTDecoderǁ__init____mutmut_10": (
+        "_queried None: the first query's count never equals it, as -1"
+    ),
+    "coded.codes._rateless.xǁLTDecoderǁ__init____mutmut_12": (
+        "_queried -2: as mutant 10"
+    ),
+    "coded.codes._rateless.xǁLTDecoderǁ__init____mutmut_13": (
+        "_idle_queries None: reset to 0 by the first query (whose count differs "
+        "from _queried)"
+    ),
+    "coded.codes._rateless.xǁLTDecoderǁ__init____mutmut_14": (
+        "_idle_queries 1: as mutant 13"
+    ),
+    "coded.codes._rateless.xǁLTDecoderǁadd__mutmut_12": (
+        "a piece kept in its dtype: its values are copied into a float64 Y at "
+        "decode, the same numbers"
+    ),
+    "coded.codes._rateless.xǁLTDecoderǁadd__mutmut_14": (
+        "as mutant 12 (dtype dropped)"
+    ),
+    "coded.codes._rateless.xǁLTDecoderǁadd__mutmut_30": (
+        "reshape(rows, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._rateless.xǁLTDecoderǁ_refined__mutmut_22": (
+        "the refinement's early exit at < tolerance / 1024 instead of <=: "
+        "differs at exact equality only (and a refinement step only lowers the "
+        "residual)"
+    ),
+    "coded.codes._rateless.xǁLTDecoderǁ_refined__mutmut_24": (
+        "not strictly equivalent: the refinement's early exit at tolerance / "
+        "1025 (a step more in a 0.1% window of residuals; a step only lowers "
+        "the residual)"
+    ),
+    "coded.codes._rateless.xǁLTDecoderǁ_refined__mutmut_38": (
+        "norm >= tolerance: differs at a residual exactly equal to the tolerance only"
     ),
 }
 """Surviving mutants that compute the same function as the original, with the reason.

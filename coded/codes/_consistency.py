@@ -39,6 +39,7 @@ __all__ = [
     "check_verify",
     "detection_floor",
     "discrepancy",
+    "gamma",
     "is_consistent",
     "locate",
     "row_noise",
@@ -114,16 +115,17 @@ def row_noise(
     -------
     array, shape (N, rows)
     """
-    u = np.finfo(dtype).eps / 2
+    u = float(np.finfo(dtype).eps) / 2  # gamma in float64, not in float32
     K, rows = generator.shape[1], coded_norms.shape[1]
     blocks = np.zeros(K * rows)
     blocks[: row_norms.size] = row_norms
     spread = np.abs(generator) @ blocks.reshape(K, rows)
-    product = (1 + _gamma(d + 2, u)) * _gamma(d, u) * coded_norms
-    return product + _gamma(K, u) * spread
+    product = (1 + gamma(d + 2, u)) * gamma(d, u) * coded_norms
+    return product + gamma(K, u) * spread
 
 
-def _gamma(terms: int, u: float) -> float:
+def gamma(terms: int | np.ndarray, u: float = _UNIT_ROUNDOFF) -> float | np.ndarray:
+    """Higham's ``gamma_n = n u / (1 - n u)``: the relative error of n roundings."""
     return terms * u / (1 - terms * u)
 
 

@@ -49,6 +49,7 @@ import scipy.sparse
 
 from coded.codes import _fields as fields
 from coded.codes._base import Piece
+from coded.codes._consistency import gamma
 from coded.codes._transpose import transposed_units
 from theory.rng import RngLike, as_generator
 from theory.validation import is_sparse
@@ -78,10 +79,6 @@ _U = np.finfo(np.float64).eps / 2
 _EMPTY = np.empty(0)
 
 
-def _gamma(terms: int, u: float = _U) -> float:
-    return terms * u / (1 - terms * u)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class _Projection:
     r: np.ndarray  # (rows,): +-1, or residues over GF(p)
@@ -89,11 +86,10 @@ class _Projection:
     s: np.ndarray  # (groups, d): |W_g|^T |r_g| (reals; empty over GF(p))
 
 
-def _groups(r: np.ndarray, p: int | None) -> scipy.sparse.csr_array:
-    """Return `r` split into groups: a (groups, rows) matrix (one group over GF(p))."""
+def _groups(r: np.ndarray) -> scipy.sparse.csr_array:
+    """Return `r` split into groups of ``GROUP_ROWS``: a (groups, rows) matrix."""
     rows = r.size
-    size = rows if p is not None else GROUP_ROWS
-    indptr = np.minimum(np.arange(0, rows + size, size), rows) if rows else [0]
+    indptr = np.minimum(np.arange(0, rows + GROUP_ROWS, GROUP_ROWS), rows)
     return scipy.sparse.csr_array(
         (r, np.arange(rows), np.asarray(indptr)), shape=(len(indptr) - 1, rows)
     )
@@ -113,10 +109,9 @@ def _group_sums(weights: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 def _group_sizes(projection: _Projection) -> np.ndarray:
     """Rows of each group, as a column (broadcasts over B's columns)."""
-    size = projection.r.size if projection.c.shape[0] == 1 else GROUP_ROWS
-    sizes = np.full(projection.c.shape[0], size)
-    if sizes.size:
-        sizes[-1] = projection.r.size - size * (sizes.size - 1)
+    sizes = np.full(projection.c.shape[0], GROUP_ROWS)
+    if sizes.size:  # the last group holds the rest (one group: every row)
+        sizes[-1] = projection.r.size - GROUP_ROWS * (sizes.size - 1)
     return sizes[:, None]
 
 
@@ -211,7 +206,7 @@ def project_piece(value: Any, r: np.ndarray, p: int | None) -> Projected:
     [[2, 0]]
     """
     value = np.asarray(value)
-    Y = value.reshape(value.shape[0], -1)
+    Y = value.reshape(value.shape[0], int(np.prod(value.shape[1:])))  # rows may be 0
     if p is not None:
         ry = fields.matmul(r[None, :], np.mod(Y, p), p)
         return Projected(ry=ry, size=_EMPTY, peak=_EMPTY, u=0.0, finite=True)
@@ -297,20 +292,20 @@ class ShareChecks:
             return Verdict(passed=bool(np.array_equal(seen.ry, right.cb)), floor=0.0)
         gap = np.abs(seen.ry - right.cb)
         n, d = _group_sizes(projection), right.d
-        gamma_n = n * _U / (1 - n * _U)
+        gamma_n = gamma(n)
         if noise is None:  # the worker's rounding, bounded by s
-            worker = _gamma(d, seen.u) * right.sb_abs
+            worker = gamma(d, seen.u) * right.sb_abs
         else:
             worker = _Z * np.sqrt(n) * np.asarray(noise)
         tolerance = (
             worker
             + gamma_n * (right.sb_abs + seen.size)  # fl(c_g), and r_g . Y_g
-            + _gamma(d) * (right.cb_abs + right.sb_abs)  # c_g . B_j
+            + gamma(d) * (right.cb_abs + right.sb_abs)  # c_g . B_j
         )
         # one entry off by e moves r_g . Y_gj by e and the tolerance by gamma_n e,
         # while the honest part and the client's rounding stay within the
         # tolerance: caught once (1 - gamma_n) e > 2 tolerance
-        reach = 2 * float(np.max(tolerance, initial=0.0)) / (1 - _gamma(GROUP_ROWS))
+        reach = 2 * float(np.max(tolerance, initial=0.0)) / (1 - gamma(GROUP_ROWS))
         peak = float(np.max(seen.peak, initial=0.0))
         floor = reach / peak if peak > 0 else (np.inf if reach > 0 else 0.0)
         return Verdict(passed=bool(np.all(gap <= tolerance)), floor=float(floor))
@@ -429,10 +424,10 @@ def project_share(
     `unit_rows`: project for ``A.T @ y`` instead: ``W`` is the share's units of
     that many rows, transposed and stacked.
     """
-    if is_sparse(W):  # CSR rows of a sparse A (real codes)
-        groups = _groups(r, p)
+    if is_sparse(W):  # CSR rows of a sparse A (real codes only)
+        groups = _groups(r)
         c, s = groups @ W, abs(groups) @ abs(W)
-        return _Projection(r=r, c=_dense(c), s=_dense(s))
+        return _Projection(r=r, c=c.toarray(), s=s.toarray())
     W = np.asarray(W)
     if unit_rows is not None:
         units = transposed_units(W, unit_rows)
@@ -442,7 +437,3 @@ def project_share(
         return _Projection(r=r, c=c, s=_EMPTY)
     W = W.astype(np.float64, copy=False)
     return _Projection(r=r, c=_group_sums(r, W), s=_group_sums(np.abs(r), np.abs(W)))
-
-
-def _dense(X: Any) -> np.ndarray:
-    return X.toarray() if is_sparse(X) else np.asarray(X)

@@ -12,7 +12,13 @@ from _codes_support import exact_product, worker_results
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from coded.codes import DEFAULT_PRIME, MDSCode, Piece, PolynomialCode
+from coded.codes import (
+    DEFAULT_PRIME,
+    MDSCode,
+    Piece,
+    PolynomialCode,
+    _consistency,
+)
 from coded.codes._consistency import (
     detection_floor,
     is_consistent,
@@ -20,7 +26,15 @@ from coded.codes._consistency import (
     row_noise,
     tolerance,
 )
-from coded.codes._freivalds import project_piece, share_checks, transposed_checks
+from coded.codes._freivalds import (
+    FALSE_ALARM,
+    GROUP_ROWS,
+    Verdict,
+    draw_vectors,
+    project_piece,
+    share_checks,
+    transposed_checks,
+)
 from coded.codes._transpose import TransposedCode
 from coded.errors import DecodingError, InconsistentResultsError
 from coded.testing import codes, operands
@@ -489,3 +503,384 @@ def test_transposed_checks_never_flag_honest_real_pieces(
         value = code.multiply(left, encoded.right(worker))
         piece = Piece(worker=worker, start=0, stop=len(left), value=value)
         assert checks.passes(piece, encoded.right(worker), None)
+
+
+# Boundaries of the checks, each against an oracle written out here (issue 43)
+
+U64 = 2.0**-53  # float64's unit roundoff
+
+
+def _gamma_by_hand(n, u=U64):
+    return n * u / (1 - n * u)
+
+
+def test_gamma_is_highams_n_u_over_one_minus_n_u():
+    assert _consistency.gamma(2, 0.25) == 1.0  # 0.5 / 0.5
+    assert _consistency.gamma(3) == 3 * U64 / (1 - 3 * U64)
+    np.testing.assert_array_equal(
+        _consistency.gamma(np.array([1, 3]), 0.25), [1 / 3, 3]
+    )
+
+
+def test_row_noise_follows_its_formula():
+    """(1 + gamma_(d+2)) gamma_d ||a~|| + gamma_K sum_j |G_uj| ||a_j||, in float32
+    with d = 1000 (gamma_d near 6e-5: each term visible)."""
+    G = np.array([[1.0, 0.0], [1.0, -2.0]])  # N = 2 units, K = 2 blocks of 1 row
+    coded_norms = np.array([[3.0], [5.0]])
+    u, d = 2.0**-24, 1000
+    by_hand = (1 + _gamma_by_hand(d + 2, u)) * _gamma_by_hand(d, u) * coded_norms
+    by_hand += _gamma_by_hand(2, u) * np.array([[3.0], [3.0 + 2 * 4.0]])
+    got = row_noise(G, np.array([3.0, 4.0]), coded_norms, d, np.float32)
+    np.testing.assert_allclose(got, by_hand, rtol=1e-14)
+
+
+def test_spare_workers_are_none_wrong_or_twice_wrong():
+    modes = ("off", "detect", "correct")
+    assert [_consistency.spare_workers(mode, 3) for mode in modes] == [0, 3, 6]
+    assert _consistency.check_verify("detect") == ("detect", 1)
+    with pytest.raises(TypeError, match=r"^`wrong` must be an int, got float\.$"):
+        _consistency.check_verify("detect", 1.5)
+
+
+@pytest.mark.parametrize("rows", [1, 64, 65, 130])
+def test_a_projected_piece_sums_each_group_of_64_rows(rows):
+    rng = np.random.default_rng(rows)
+    r = rng.choice([-1.0, 1.0], size=rows)
+    Y = rng.standard_normal((rows, 3)) * np.array([1.0, 1e3, 1e-3])
+    seen = project_piece(Y, r, None)
+    starts = range(0, rows, GROUP_ROWS)
+    ry = [r[s : s + GROUP_ROWS] @ Y[s : s + GROUP_ROWS] for s in starts]
+    size = [np.abs(Y[s : s + GROUP_ROWS]).sum(axis=0) for s in starts]
+    assert seen.ry.shape == seen.size.shape == (len(ry), 3)
+    np.testing.assert_allclose(seen.ry, np.reshape(ry, (-1, 3)), rtol=1e-13)
+    np.testing.assert_allclose(seen.size, np.reshape(size, (-1, 3)), rtol=1e-13)
+    np.testing.assert_array_equal(seen.peak, np.abs(Y).max(axis=0))
+    assert (seen.u, seen.finite) == (U64, True)
+
+
+def test_an_empty_batch_is_projected_to_no_group():
+    W = np.ones((4, 3))
+    projection = share_checks([W], [[(2, 2)]], None, rng=0).projections[(0, 2, 2)]
+    assert projection.c.shape == projection.s.shape == (0, 3)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "u"), [(np.float32, 2.0**-24), (np.float64, U64), (np.int64, U64)]
+)
+def test_a_projected_piece_carries_its_dtypes_unit_roundoff(dtype, u):
+    seen = project_piece(np.ones((3, 2), dtype=dtype), np.ones(3), None)
+    assert seen.u == u
+    np.testing.assert_array_equal(seen.ry, [[3.0, 3.0]])
+
+
+def test_a_projected_piece_over_gf_p_holds_only_its_residues():
+    p = 7
+    Y, r = np.array([[6, 5], [3, 0], [1, 1]]), np.array([1, 2, 6])
+    seen = project_piece(Y, r, p)
+    by_hand = [sum(int(r[i]) * int(Y[i, j]) for i in range(3)) % p for j in range(2)]
+    assert seen.ry.tolist() == [by_hand]
+    assert (seen.size.size, seen.peak.size, seen.u, seen.finite) == (0, 0, 0.0, True)
+
+
+def test_a_non_finite_piece_passes_the_check_for_the_decoder_to_refuse():
+    W = np.ones((3, 2))
+    checks = share_checks([W], [[(0, 3)]], None, rng=0)
+    value = W @ np.ones((2, 2))
+    value[1, 0] = np.nan
+    seen = project_piece(value, checks.vector(0, 0, 3), None)
+    assert (seen.ry.size, seen.size.size, seen.peak.size) == (0, 0, 0)
+    assert (seen.u, seen.finite) == (0.0, False)
+    piece = Piece(worker=0, start=0, stop=3, value=value)
+    assert checks.verdict(piece, np.ones((2, 2)), None) == Verdict(
+        passed=True, floor=np.inf
+    )
+
+
+def _floor_by_hand(W, r, B, Y, noise, u_worker):
+    """The detection floor of the module doc, one group of 64 rows at a time."""
+    d, tolerances = B.shape[0], []
+    for s in range(0, len(r), GROUP_ROWS):
+        W_g, r_g, Y_g = W[s : s + GROUP_ROWS], r[s : s + GROUP_ROWS], Y[s : s + 64]
+        n = len(r_g)
+        c, s_g = W_g.T @ r_g, np.abs(W_g).T @ np.abs(r_g)
+        cb_abs, sb_abs = np.abs(c) @ np.abs(B), s_g @ np.abs(B)
+        if noise is None:
+            worker = _gamma_by_hand(d, u_worker) * sb_abs
+        else:
+            z = np.sqrt(2 * np.log(2 / FALSE_ALARM))
+            worker = z * np.sqrt(n) * np.asarray(noise)
+        size = np.abs(Y_g).sum(axis=0)
+        tolerances.append(
+            worker
+            + _gamma_by_hand(n) * (sb_abs + size)
+            + _gamma_by_hand(d) * (cb_abs + sb_abs)
+        )
+    reach = 2 * np.max(tolerances) / (1 - _gamma_by_hand(GROUP_ROWS))
+    return reach / np.abs(Y).max()
+
+
+@pytest.mark.parametrize(
+    ("noise", "dtype"),
+    [(None, np.float64), (None, np.float32), ([1e-9, 2e-9], np.float64)],
+    ids=["rounding", "float32-rounding", "bound"],
+)
+def test_the_floor_of_a_real_check_follows_its_groups_of_64_rows(noise, dtype):
+    """130 rows: groups of 64, 64 and 2, the last two rows the largest (so the
+    last group's size decides the floor), B with 5 rows and 2 columns. Small
+    integers: every sum is exact, so the check and the oracle round alike."""
+    rng = np.random.default_rng(1)
+    W = rng.integers(-3, 4, (130, 5)).astype(np.float64)
+    W[128:] *= 1024
+    B = rng.integers(-3, 4, (5, 2)).astype(np.float64)
+    checks = share_checks([W], [[(0, 130)]], None, rng=2)
+    r = checks.vector(0, 0, 130)
+    Y = (W @ B).astype(dtype)
+    u_worker = 2.0**-24 if dtype == np.float32 else U64
+    verdict = checks.verdict(Piece(worker=0, start=0, stop=130, value=Y), B, noise)
+    assert verdict.passed
+    by_hand = _floor_by_hand(W, r, B, Y.astype(np.float64), noise, u_worker)
+    np.testing.assert_allclose(verdict.floor, by_hand, rtol=1e-15)
+
+
+@pytest.mark.parametrize("p", [None, 7])
+def test_an_empty_piece_passes_with_a_floor_of_zero(p):
+    W = np.ones((4, 3), dtype=np.int64)
+    checks = share_checks([W], [[(2, 2)]], p, rng=0)
+    piece = Piece(worker=0, start=2, stop=2, value=np.zeros((0, 2), dtype=np.int64))
+    right = np.ones((3, 2), dtype=np.int64)
+    assert checks.verdict(piece, right, None) == Verdict(passed=True, floor=0.0)
+
+
+def test_an_all_zero_piece_has_an_infinite_floor_unless_nothing_is_tolerated():
+    """No entry to be relative to: any tolerance makes the floor infinite; none
+    (a zero share and no noise bound) makes it 0."""
+    B = np.zeros((2, 1))
+    piece = Piece(worker=0, start=0, stop=3, value=np.zeros((3, 1)))
+    checks = share_checks([np.ones((3, 2))], [[(0, 3)]], None, rng=0)
+    assert checks.verdict(piece, B, [1e-3]) == Verdict(passed=True, floor=np.inf)
+    zero = share_checks([np.zeros((3, 2))], [[(0, 3)]], None, rng=0)
+    assert zero.verdict(piece, B, None) == Verdict(passed=True, floor=0.0)
+
+
+def test_the_noise_bound_not_the_workers_rounding_sets_a_bounded_check():
+    W = np.arange(12.0).reshape(4, 3)
+    B = np.ones((3, 1))
+    checks = share_checks([W], [[(0, 4)]], None, rng=0)
+    Y = W @ B
+    Y[2, 0] += 1e-6  # far above rounding, far below a bound of 1 per entry
+    piece = Piece(worker=0, start=0, stop=4, value=Y)
+    assert checks.passes(piece, B, [1.0])
+    assert not checks.passes(piece, B, None)
+
+
+def test_share_checks_draw_one_vector_per_batch_in_order_and_skip_absent_workers():
+    rng = np.random.default_rng(3)
+    W1, W2 = rng.integers(0, 7, (5, 2)), rng.integers(0, 7, (4, 2))
+    for p in (None, 7):
+        lefts = [None, W1, W2]
+        batches = [[], [(0, 2), (2, 5)], [(0, 4)]]
+        checks = share_checks(lefts, batches, p, rng=11)
+        expected = draw_vectors([2, 3, 4], p, np.random.default_rng(11))
+        keys = [(1, 0, 2), (1, 2, 5), (2, 0, 4)]
+        assert list(checks.projections) == keys
+        for key, r in zip(keys, expected, strict=True):
+            np.testing.assert_array_equal(checks.vector(*key), r)
+            assert checks.covers(*key)
+        assert checks.projections[keys[0]].s.size == (0 if p else 2 * 1)
+        assert not checks.covers(0, 0, 2)
+        assert not checks.covers(1, 0, 5)
+        assert checks.p == p
+    with pytest.raises(ValueError, match="zip"):
+        share_checks([W1], [[(0, 5)], []], None)
+
+
+def test_transposed_checks_draw_one_vector_per_worker_and_skip_absent_workers():
+    Y = np.arange(12).reshape(6, 2) % 7  # two units of 3 rows
+    checks = transposed_checks([None, Y, Y], 3, 7, rng=5)
+    assert list(checks.projections) == [(1, 0, 6), (2, 0, 6)]
+    expected = draw_vectors([4, 4], 7, np.random.default_rng(5))
+    for worker, r in zip((1, 2), expected, strict=True):
+        np.testing.assert_array_equal(checks.vector(worker, 0, 6), r)
+
+
+def test_updated_checks_replace_every_projection_of_the_renewed_workers():
+    rng = np.random.default_rng(4)
+    lefts = [rng.standard_normal((4, 2)) for _ in range(3)]
+    old = share_checks(lefts, [[(0, 2), (2, 4)], [(0, 4)], [(0, 4)]], None, rng=0)
+    renewed = share_checks([None, lefts[1], None], [[], [(0, 1), (1, 4)], []], None)
+    checks = old.updated(renewed)
+    assert checks.p is None
+    kept, new = [(0, 0, 2), (0, 2, 4), (2, 0, 4)], [(1, 0, 1), (1, 1, 4)]
+    assert list(checks.projections) == kept + new
+    for key in kept:
+        assert checks.projections[key] is old.projections[key]
+    for key in new:
+        assert checks.projections[key] is renewed.projections[key]
+    exact = share_checks([np.ones((2, 2), dtype=np.int64)], [[(0, 2)]], 7, rng=0)
+    assert exact.updated(exact).p == 7
+
+
+def test_a_sparse_share_is_projected_as_its_dense_rows():
+    import scipy.sparse
+
+    rng = np.random.default_rng(6)
+    W = rng.standard_normal((130, 4)) * (rng.random((130, 4)) < 0.3)
+    sparse = share_checks([scipy.sparse.csr_array(W)], [[(0, 130)]], None, rng=8)
+    dense = share_checks([W], [[(0, 130)]], None, rng=8)
+    key = (0, 0, 130)
+    np.testing.assert_array_equal(sparse.vector(*key), dense.vector(*key))
+    for field in ("c", "s"):
+        got = getattr(sparse.projections[key], field)
+        want = getattr(dense.projections[key], field)
+        assert isinstance(got, np.ndarray)
+        assert got.shape == (3, 4)
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_pivot_rows_skip_a_unit_dependent_only_modulo_p():
+    """Unit 1 is unit 0 times 2^-1 modulo p, not over the integers: only exact
+    elimination modulo p finds units 0 and 2 independent and unit 1 not."""
+    p = DEFAULT_PRIME
+    half = (p + 1) // 2
+    G_U = np.array([[2, 1], [1, half], [0, 1]], dtype=np.int64)
+    assert G_U[1].tolist() == [(2 * half) % p, half]  # 2^-1 * (2, 1)
+    basis = _consistency._pivot_rows(G_U, p)
+    assert basis.dtype == np.int64
+    assert basis.tolist() == [0, 2]
+    S = np.array([[5, 1], [p - 1, 7]], dtype=np.int64)
+    Y = (G_U @ S) % p
+    assert is_consistent(G_U, Y, p)
+    assert _consistency.discrepancy(G_U, Y, p) == 0.0
+    Y[1, 0] = (Y[1, 0] + 1) % p
+    assert not is_consistent(G_U, Y, p)
+    assert _consistency.discrepancy(G_U, Y, p) == np.inf
+
+
+def test_consistency_reads_the_noise_bound():
+    G = np.vstack([np.eye(2), np.ones((1, 2))])
+    Y = G @ np.array([[1.0], [2.0]])
+    Y[2, 0] += 1e-6
+    assert is_consistent(G, Y, None, np.array([1.0]))
+    assert not is_consistent(G, Y, None, np.array([1e-15]))
+
+
+def test_a_discrepancy_of_exactly_one_is_consistent(monkeypatch):
+    """The boundary: units agree when their discrepancy is at most 1."""
+    G, Y = np.vstack([np.eye(2), np.ones((1, 2))]), np.zeros((3, 1))
+    monkeypatch.setattr(_consistency, "discrepancy", lambda *args: 1.0)
+    assert is_consistent(G, Y, None)
+    monkeypatch.setattr(_consistency, "discrepancy", lambda *args: np.nextafter(1, 2))
+    assert not is_consistent(G, Y, None)
+
+
+def _spare_generator():
+    """(4, 2) generator U diag(2, 2^-19): U's columns (1, 1, 1, 1) / 2 and
+    (1, -1, 1, -1) / 2 are orthonormal in binary, so P = I - U U^T is exact:
+    P_vv = 1/2 and |P| averages rows 0 and 2, and rows 1 and 3; kappa = 2^20."""
+    s = np.array([1.0, -1.0, 1.0, -1.0])
+    U = np.column_stack([np.ones(4), s]) / 2
+    return U * np.array([2.0, 2.0**-19]), np.abs(np.eye(4) - U @ U.T)
+
+
+@pytest.mark.parametrize("noisy", [False, True], ids=["rounding", "noise"])
+def test_the_residuals_floor_follows_its_formula_row_by_row(noisy):
+    """floor = max_v 2 max_j tol_vj / ((P_vv - 2 rho) max_j |Y_vj|), tol = |P| eta
+    + rho ||Y_j||, rho = 4 |U| u kappa: with rounding only, the rows of the
+    smaller peak decide; with a noisy entry in row 0, rows 0 and 2 do."""
+    G, P = _spare_generator()
+    Y = G @ np.array([[0.5, 1.0], [3.0 * 2**19, -(2.0**19)]])  # rows (2, .5), (-1, 1.5)
+    eta = np.zeros((4, 2))
+    if noisy:
+        eta[0, 1] = 1e-6
+    rho = 4 * 4 * U64 * 2.0**20
+    tol = P @ eta + rho * np.linalg.norm(Y, axis=0)
+    reach = 2 * tol.max(axis=1)
+    floors = reach / (0.5 - 2 * rho) / np.abs(Y).max(axis=1)
+    assert floors.argmax() in ((0, 2) if noisy else (1, 3))
+    got = detection_floor(G, Y, None, eta if noisy else None)
+    np.testing.assert_allclose(got, floors.max(), rtol=1e-12)
+
+
+def test_the_residuals_floor_is_infinite_where_an_entry_cannot_be_measured():
+    G, _ = _spare_generator()
+    Y = G @ np.ones((2, 2))
+    assert detection_floor(G, Y, DEFAULT_PRIME) == 0.0  # exact: one spare suffices
+    assert detection_floor(G, np.zeros((4, 0)), None) == 0.0  # no entry at all
+    assert detection_floor(G, np.zeros((4, 2)), None) == 0.0  # no error to tolerate
+    no_spare = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])  # row 0: P_00 = 0
+    assert detection_floor(no_spare, no_spare @ np.ones((2, 1)), None) == np.inf
+    zero_row = np.vstack([G, np.zeros((1, 2))])  # row 4 is 0: no peak to scale
+    assert detection_floor(zero_row, zero_row @ np.ones((2, 1)), None) == np.inf
+    finite = detection_floor(zero_row[:4], zero_row[:4] @ np.ones((2, 1)), None)
+    assert 0 < finite < 1e-6
+
+
+def test_an_expectation_over_gf_p_holds_only_its_residues():
+    W = np.array([[1, 2], [3, 4], [5, 6]], dtype=np.int64)
+    B = np.array([[1, 0, 2], [6, 1, 1]], dtype=np.int64)  # d = 2 rows, 3 columns
+    checks = share_checks([W], [[(0, 3)]], 7, rng=0)
+    r = checks.vector(0, 0, 3)
+    expected = checks.expected(B)[(0, 0, 3)]
+    by_hand = [
+        sum(int(r[i]) * int(W[i, k]) * int(B[k, j]) for i in range(3) for k in range(2))
+        % 7
+        for j in range(3)
+    ]
+    assert expected.cb.tolist() == [by_hand]
+    assert (expected.cb_abs.size, expected.sb_abs.size, expected.d) == (0, 0, 2)
+
+
+def test_discrepancy_is_zero_without_spares_and_below_one_for_agreeing_units():
+    square = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert _consistency.discrepancy(square, np.array([[0.3], [-1.7]]), None) == 0.0
+    G = np.vstack([np.eye(2), np.ones((1, 2))])
+    assert _consistency.discrepancy(G, np.zeros((3, 0)), None) == 0.0  # no entry
+    Y = np.column_stack([np.zeros(3), G @ np.array([0.1, 0.7])])  # a zero column
+    assert _consistency.discrepancy(G, Y, None) < 0.5
+
+
+def test_a_residual_whose_tolerance_underflows_is_inconsistent():
+    """Subnormal results: the tolerance 4 |U| u kappa ||Y_j|| rounds to 0, while
+    the residual of (0, 0, 1e-320), not in G's span, does not."""
+    G = np.vstack([np.eye(2), np.ones((1, 2))])
+    Y = np.array([[0.0], [0.0], [1e-320]])
+    assert np.all(tolerance(G, Y) == 0)
+    assert _consistency.discrepancy(G, Y, None) == np.inf
+
+
+def test_locate_tries_sets_of_at_most_wrong_workers_that_leave_a_spare():
+    ones = np.ones((5, 1))  # replication: every unit holds the one source
+    Y = np.array([[1.0], [1.0], [1.0], [5.0], [7.0]])
+    assert locate(ones, Y, range(5), None, wrong=1) is None  # two are wrong
+    assert locate(ones, Y, range(5), None, wrong=2) == (3, 4)
+    # per-column noise (one bound per column, 2 columns != 5 units) passes whole
+    Y2 = np.hstack([Y, Y])
+    assert locate(ones, Y2, range(5), None, wrong=2, noise=np.full(2, 1e-15)) == (3, 4)
+    # dropping worker 1 would leave K = 2 units and no spare: nothing is found
+    G = np.vstack([np.eye(2), np.ones((1, 2))])
+    wrong = G @ np.ones((2, 1))
+    wrong[2] += 1.0
+    assert locate(G, wrong, [0, 0, 1], None, wrong=1) is None
+
+
+def test_locate_refuses_a_tie_over_gf_p():
+    """Units 0, 1 say 0 and units 2, 3 say 1: dropping either pair leaves exact
+    agreement, so the wrong workers cannot be told apart."""
+    ones = np.ones((4, 1), dtype=np.int64)
+    Y = np.array([[0], [0], [1], [1]], dtype=np.int64)
+    assert locate(ones, Y, range(4), 7, wrong=2) is None
+    assert locate(ones[:3], Y[:3], range(3), 7, wrong=1) == (2,)
+
+
+def test_locate_accepts_a_discrepancy_of_exactly_one(monkeypatch):
+    monkeypatch.setattr(_consistency, "discrepancy", lambda *args: 1.0)
+    G = np.vstack([np.eye(2), np.ones((1, 2))])
+    assert locate(G, np.zeros((3, 1)), range(3), None, wrong=1) == ()
+
+
+def test_secret_vectors_are_nonzero_residues_or_signs():
+    exact = np.concatenate(draw_vectors([100, 100], 5, np.random.default_rng(0)))
+    assert exact.dtype == np.int64
+    assert set(exact.tolist()) == {1, 2, 3, 4}
+    signs = np.concatenate(draw_vectors([100], None, np.random.default_rng(0)))
+    assert set(signs.tolist()) == {-1.0, 1.0}
