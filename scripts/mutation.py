@@ -898,6 +898,13 @@ EQUIVALENT: dict[str, str] = {
         "dgecon(norm=None): its default norm is '1'"
     ),
     "coded.codes._fields.x_condition_number__mutmut_18": "as mutant 15 (norm dropped)",
+    "coded.codes._fields.x_prepare_single__mutmut_12": (
+        "encode(X)'s output label None for real X: its callers pass the label only "
+        "to as_output, which tells 'field' from every other label"
+    ),
+    "coded.codes._fields.x_prepare_single__mutmut_39": "as mutant 12 ('signed' X)",
+    "coded.codes._fields.x_prepare_single__mutmut_40": "as mutant 12 ('signed' X)",
+    "coded.codes._fields.x_prepare_single__mutmut_41": "as mutant 12 ('signed' X)",
     "coded.codes._transpose.x_multiply_transposed__mutmut_13": (
         "np.concatenate of the one product: an equal copy of it"
     ),
