@@ -669,6 +669,116 @@ EQUIVALENT: dict[str, str] = {
     "theory._simulator.x_simulate_physical_limit__mutmut_26": (
         "at least 2 trials a chunk: as _homogeneous_sim._sample's mutant 6"
     ),
+    "theory._hierarchical.x_expected_latency_hierarchical__mutmut_17": (
+        "quadrature pieces (0, 1.0001) and (1.0001, 1e-3): they overlap and cancel, "
+        "the same J (to 1e-16 on the layouts of the tests)"
+    ),
+    "theory._hierarchical.x_expected_latency_hierarchical__mutmut_18": (
+        "as mutant 17, pieces (1e-4, 1.001) and (1.001, 1e-2)"
+    ),
+    "theory._hierarchical.x_expected_latency_hierarchical__mutmut_34": (
+        "not strictly equivalent: quad's default epsabs; J moves by 2e-13 at most "
+        "on the layouts tried (up to (100, 90)^2, (16, 14)^3, (500, 450)), inside "
+        "the documented 1e-10"
+    ),
+    "theory._hierarchical.x_expected_latency_hierarchical__mutmut_35": (
+        "as mutant 34 (quad's default epsrel)"
+    ),
+    "theory._hierarchical.x_expected_latency_hierarchical__mutmut_36": (
+        "as mutant 34 (quad's default limit of 50 subintervals: never reached)"
+    ),
+    "theory._hierarchical.x_expected_latency_hierarchical__mutmut_39": (
+        "limit=201 subintervals: 200 are never reached"
+    ),
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_9": (
+        "seconds without float64: scipy's nnls converts its right-hand side to "
+        "float64 (int and Fraction times give the same fit)"
+    ),
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_11": "as mutant 9",
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_27": (
+        "product_bytes without float64: tolist() then gives Python ints or "
+        "Fractions, which call_overhead's check_real turns into the same floats"
+    ),
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_29": "as mutant 27",
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_39": (
+        "unit costs of 2: only the counts of call_overhead are read, which do "
+        "not depend on the costs"
+    ),
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_40": "as mutant 39",
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_41": "as mutant 39",
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_42": "as mutant 39",
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_55": (
+        "zip(..., strict=None): sizes is broadcast to (len(layouts),)"
+    ),
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_58": "as mutant 55",
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_59": "as mutant 55",
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_61": (
+        "not strictly equivalent: no column scaling; the scaling only conditions "
+        "the NNLS, whose fit agrees to 1e-4 with and without it up to 1000 times "
+        "the tests' sizes (checked)"
+    ),
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_70": (
+        "columns whose largest count lies in (0, 1] scaled by 1 instead: a "
+        "column scaling, the same NNLS solution (as mutant 61)"
+    ),
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_71": (
+        "every column scaled by the largest count: as mutant 61"
+    ),
+    "theory._hierarchical.x_fit_runtime_costs__mutmut_73": (
+        "an all-zero column divided by 2 instead of 1: still zero"
+    ),
+    "theory._hierarchical.x__gather__mutmut_8": "np.sort's default axis is -1",
+    "theory._hierarchical.x__product_decodable__mutmut_3": (
+        "n_0 + n_1 - 1 peeling rounds: each round that changes the grid fills a "
+        "row or a column, and once k_0 + k_1 - 1 <= n_0 + n_1 - 1 lines are full "
+        "either k_0 rows are full or k_1 columns are (every row then has k_1 "
+        "known cells): the final test holds already"
+    ),
+    "theory._hierarchical.x__product_decodable__mutmut_5": (
+        "one round more: the loop stops at the fixed point, reached within "
+        "n_0 + n_1 + 1 rounds (as mutant 3)"
+    ),
+    "theory._hierarchical.x__product_decodable__mutmut_17": (
+        "stop when every cell changed: never (a row without a known cell cannot "
+        "fill, so an empty grid stays empty); the loop then runs its rounds to "
+        "the same fixed point"
+    ),
+    "theory._hierarchical.x__product_finish__mutmut_6": (
+        "np.argsort's default axis is the last, 1 here"
+    ),
+    "theory._hierarchical.x__product_finish__mutmut_22": (
+        "bisection from K - 2: a looser lower end; decodability is monotone in "
+        "the prefix, so the smallest decoding prefix is the same"
+    ),
+    "theory._hierarchical.x__product_finish__mutmut_29": (
+        "a larger upper end (n - 1 + d): a prefix beyond n - 1 knows every "
+        "cell, so the smallest decoding prefix is the same (as mutant 22)"
+    ),
+    "theory._hierarchical.x__product_finish__mutmut_30": "as mutant 29 (n + 1 - d)",
+    "theory._hierarchical.x__product_finish__mutmut_33": (
+        "prod(n_l - k_l - 1) is smaller in magnitude than d: a larger upper end, "
+        "as mutant 29"
+    ),
+    "theory._hierarchical.x__product_finish__mutmut_36": "as mutant 29 (+ 2)",
+    "theory._hierarchical.x__product_finish__mutmut_76": (
+        "np.take_along_axis's default axis is -1, 1 here"
+    ),
+    "theory._hierarchical.x__product_finish__mutmut_80": (
+        "np.sort's default axis is -1, 1 here"
+    ),
+    "theory._hierarchical.x_simulate_hierarchical__mutmut_80": (
+        "steps' costs without costs: that branch takes np.partition and never "
+        "reads them"
+    ),
+    "theory._hierarchical.x_simulate_hierarchical__mutmut_81": "as mutant 80",
+    "theory._hierarchical.x_simulate_hierarchical__mutmut_82": "as mutant 80",
+    "theory._hierarchical.x_simulate_hierarchical__mutmut_102": (
+        "at least 2 trials per chunk: differs only beyond 2^21 workers, and "
+        "drawing two rows at once gives the same stream as one after the other"
+    ),
+    "theory._hierarchical.x_simulate_hierarchical__mutmut_145": (
+        "np.partition's default axis is -1"
+    ),
     "allocation._solvers.x_solve_load_balanced__mutmut_48": (
         "share >= cap: a share equal to its cap takes the capped path, whose "
         "equal finish times give the same shares"
@@ -797,6 +907,13 @@ EQUIVALENT: dict[str, str] = {
         "dgecon(norm=None): its default norm is '1'"
     ),
     "coded.codes._fields.x_condition_number__mutmut_18": "as mutant 15 (norm dropped)",
+    "coded.codes._fields.x_prepare_single__mutmut_12": (
+        "encode(X)'s output label None for real X: its callers pass the label only "
+        "to as_output, which tells 'field' from every other label"
+    ),
+    "coded.codes._fields.x_prepare_single__mutmut_39": "as mutant 12 ('signed' X)",
+    "coded.codes._fields.x_prepare_single__mutmut_40": "as mutant 12 ('signed' X)",
+    "coded.codes._fields.x_prepare_single__mutmut_41": "as mutant 12 ('signed' X)",
     "coded.codes._transpose.x_multiply_transposed__mutmut_13": (
         "np.concatenate of the one product: an equal copy of it"
     ),
@@ -1426,7 +1543,7 @@ def run(name: str, max_children: int, mutants: list[str]) -> int:
     then retests them even when it has a result.
     """
     directory = prepare(name)
-    env = dict(os.environ, HYPOTHESIS_PROFILE="ci", MPLBACKEND="Agg")
+    env = dict(os.environ, HYPOTHESIS_PROFILE="mutation", MPLBACKEND="Agg")
     env["PYTHONPATH"] = str(ROOT / "scripts")  # _mutation_order.py, a pytest plugin
     command = [sys.executable, "-m", "mutmut", "run", "--max-children"]
     command += [str(max_children), *mutants]

@@ -1,7 +1,7 @@
 import os
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile("dev", max_examples=50, deadline=None)
 # "ci" is Hypothesis' built-in profile (derandomize, no database, print_blob);
@@ -12,6 +12,13 @@ settings.register_profile(
     max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
+)
+# scripts/mutation.py: as "ci" without shrinking (a mutant stops at its first
+# failing example; shrinking it took up to a minute per killed mutant)
+settings.register_profile(
+    "mutation",
+    settings.get_profile("ci"),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
 settings.register_profile(
     "nightly",

@@ -256,7 +256,7 @@ def call_overhead(
     -----
     A node at depth l (the client at l = 0) handles ``n_l + k_l`` messages,
     receives ``8 P / prod_{j < l} k_j`` bytes and spends
-    ``(2/3) k_l^3 + 2 P / prod_{j < l} k_j`` decode flops (LU of the
+    ``(2/3) k_l^3 + 2 k_l P / prod_{j < l} k_j`` decode flops (LU of the
     ``k_l x k_l`` system, then its solve on the received blocks; P product
     elements). A flat (n, k) code: ``n + k`` messages and
     ``(2/3) k^3 + 2 k P`` flops at the client. The client also pays

@@ -167,6 +167,8 @@ def test_unsigned_operands_map_to_their_exact_residues(dtype):
     assert encoded.lefts[1].tolist() == [[(top - 1) % P]]
     shares = code.encode(A)
     assert shares[0].tolist() == [[top % P]]
+    # int64 residues, as documented, whatever the integer dtype of A
+    assert {s.dtype for s in [*shares, *encoded.lefts]} == {np.dtype(np.int64)}
 
 
 def _decode_right(code, A, B, survivors):

@@ -115,6 +115,11 @@ def _field_piece_outside_the_field():
 
 CASES = [
     (
+        lambda: MDSCode(3, 2, field=P).encode(np.zeros((0, 2), dtype=np.int64)),
+        ValueError,
+        "`X` must be non-empty, got shape (0, 2).",
+    ),
+    (
         lambda: EXACT.decoder(EXACT_ENCODED).mark(0, 0, 1),
         ValueError,
         "ExactDecoder needs the pieces' values to track them; decode on the client (output='numpy').",

@@ -18,6 +18,7 @@ from coded.codes._crt import (
     PRIME_LIMIT,
     crt_reconstruct,
     exact_primes,
+    max_abs,
     primes_for_bound,
     product_bound,
     to_residues,
@@ -104,6 +105,20 @@ def test_crt_reconstruct_recovers_integers_up_to_the_bound(data, count):
     result = crt_reconstruct(residues, primes, bound=bound)
     assert result.dtype == (np.int64 if bound < 2**63 else object)
     assert result.tolist() == x.tolist()
+
+
+def test_output_type_at_the_int64_boundary():
+    """int64 exactly while bound < 2^63: the largest int64 bound still gives int64."""
+    assert max_abs(np.array([], dtype=np.int64)) == 0
+    primes = exact_primes(4)  # product > 2^83
+    values = [2**63 - 1, -(2**63 - 1), 0]
+    residues = [np.array([v % p for v in values]) for p in primes]
+    at = crt_reconstruct(residues, primes, bound=2**63 - 1)
+    assert at.dtype == np.int64
+    assert at.tolist() == values
+    beyond = crt_reconstruct(residues, primes, bound=2**63)
+    assert beyond.dtype == object
+    assert beyond.tolist() == values
 
 
 @given(operands=integer_operands())
