@@ -1128,9 +1128,8 @@ class HierarchicalDecoder(Decoder):
         context = self._context
         R = context.rows * context.c
         plan = self._plan(root=(group,))
-        leaves = self._leaves(self._done & self._group_workers(group), R)
         with one_blas_thread():
-            value = self._decode_levels(leaves, R, root=(group,))[(group,)]
+            value = self._group_value(group, R)
         leaves_used = [(*node, i) for node, chosen in plan[-1].items() for i in chosen]
         used = np.ravel_multi_index(np.array(leaves_used).T, self._code._sizes)
         extremes = () if self._code.p is not None else self._plan_extremes(plan, 1)
@@ -1186,6 +1185,7 @@ class HierarchicalDecoder(Decoder):
         return tuple(decoded[: self._code.levels[0][1]])
 
     def _group_value(self, group: int, R: int) -> np.ndarray:
+        """Return group `group`'s node value: its leader's, or decoded here."""
         if group in self._groups:
             return np.asarray(self._groups[group].value)
         leaves = self._leaves(self._done & self._group_workers(group), R)

@@ -48,7 +48,8 @@ class Channel:
     """One job's connection while it runs, and the message that stops the job."""
 
     address: str
-    stop: dict[str, Any]
+    call_id: str
+    token: int  # the job's number on its sender
     comm: Any = None
     stopped: bool = False  # no result of the job is wanted any more
     stop_sent: bool = False  # the stop is written (exactly once)
@@ -59,7 +60,7 @@ class Channel:
             return
         self.stop_sent = True
         with contextlib.suppress(OSError, CommClosedError):
-            await self.comm.write(self.stop)
+            await self.comm.write({"stop": self.token, "call": self.call_id})
 
 
 async def serve_job(

@@ -168,8 +168,7 @@ class GroupedRun(PlacedRun):
             patience=max(0.0, state.deadline - time.perf_counter()) + _LEADER_GRACE,
             submitted_at=time.time(),
         )
-        stop = {"stop": job.token, "call": self.call_id}
-        group.channel = Channel(self.addresses[leader], stop)
+        group.channel = Channel(self.addresses[leader], self.call_id, job.token)
         reader = asyncio.ensure_future(self._serve(g, leader, job, group.channel))
         self.readers.add(reader)
         reader.add_done_callback(self.readers.discard)

@@ -155,8 +155,8 @@ async def lead(
             own = _Inbox(inbox, member.worker)
             _spawn(run_own(own, member, right))
             continue
-        stop = {"stop": member.token, "call": job.call_id}
-        channel = channels[member.worker] = Channel(member_address, stop)
+        channel = Channel(member_address, job.call_id, member.token)
+        channels[member.worker] = channel
         _spawn(
             _member(
                 member, forwarded, channel, connect, idle[member_address], inbox, job

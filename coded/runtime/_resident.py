@@ -252,8 +252,8 @@ class ResidentRun(PlacedRun):
             t.batch: (t.key, latest[t.key] if copy is None else copy) for t in chain
         }
         job = self._job(chain, host)
-        stop = {"stop": job.token, "call": self.call_id}
-        stream = _Stream(channel=Channel(self.addresses[host], stop), pending=copies)
+        channel = Channel(self.addresses[host], self.call_id, job.token)
+        stream = _Stream(channel=channel, pending=copies)
         self.streams.add(stream)
         for copy_key in copies.values():
             self.hosts[copy_key] = stream

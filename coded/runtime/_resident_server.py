@@ -268,11 +268,11 @@ class ResidentServer(WorkerPlugin):
 
 def _member_jobs(job: GroupJob) -> list[tuple[str, ResidentJob]]:
     """Return a group's members' jobs: their chains, with their injected faults."""
-    chains = []
+    chains: list[tuple[str, ResidentJob]] = []
+    faults = job.faults
     for (address, worker, key, token), ranges in zip(
         job.members, job.batches, strict=True
     ):
-        faults = job.faults
         batches = tuple(
             (
                 j,
