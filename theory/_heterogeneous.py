@@ -186,17 +186,25 @@ def _best_rows(t, a, mu, b, c, cap) -> tuple[np.ndarray, np.ndarray]:
     usable = (hi > lo) & (k <= b2)
     lo, hi = np.where(usable, lo, 0.0), np.where(usable, hi, 0.0)
 
+    # _rows(t, a2, mu, v, b2, c2) with its v-free part, t/j - c, computed once
+    # (-inf for batches j > b, which then add nothing)
+    reach = np.where(k <= b2[..., None], t[..., None] / k - c2[..., None], -np.inf)
+    rate = mu[:, None, None]
+
     def f(v):
-        return _rows(t, a2, mu[:, None], v, b2, c2)
+        safe = np.where(v > 0.0, v, 1.0)[..., None]
+        slack = np.maximum(reach / safe - a2[..., None], 0.0)
+        return v * (-np.expm1(-rate * slack)).sum(axis=-1)
 
     x1, x2 = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
     f1, f2 = f(x1), f(x2)
-    for _ in range(_GOLDEN_ITERS):
+    for _ in range(_GOLDEN_ITERS):  # one new probe per piece and step
         left = f1 >= f2
         lo, hi = np.where(left, lo, x1), np.where(left, x2, hi)
         x1_new = np.where(left, hi - _GOLDEN * (hi - lo), x2)
         x2_new = np.where(left, x1, lo + _GOLDEN * (hi - lo))
-        f1, f2 = np.where(left, f(x1_new), f2), np.where(left, f1, f(x2_new))
+        probe = f(np.where(left, x1_new, x2_new))
+        f1, f2 = np.where(left, probe, f2), np.where(left, f1, probe)
         x1, x2 = x1_new, x2_new
     v = np.where(f1 >= f2, x1, x2)
     value = np.where(usable, f(v), -np.inf)
