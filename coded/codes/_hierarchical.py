@@ -206,6 +206,18 @@ def _level_bound(n: int, k: int, systematic: bool) -> tuple[float, bool]:
     return (top / bottom if bottom > 0 else math.inf), True
 
 
+@functools.lru_cache(maxsize=8)
+def _built(
+    n: int,
+    levels: tuple[tuple[int, int], ...],
+    p: int | None,
+    systematic: bool,
+    decoding: Decoding,
+) -> HierarchicalCode:
+    """Return the code of these parameters, built once per process (unpickling)."""
+    return HierarchicalCode(n, levels, p, systematic=systematic, decoding=decoding)
+
+
 class HierarchicalCode(Code):
     r"""Multi-level MDS code: group-local decodes, then the outer code's decode.
 
@@ -323,6 +335,11 @@ class HierarchicalCode(Code):
         self._sizes = tuple(size for size, _ in self.levels)
         self._factors: dict[tuple[int, tuple[int, ...]], Any] = {}
         self._sigmas: dict[tuple[int, tuple[int, ...]], tuple[float, float]] = {}
+
+    def __reduce__(self) -> tuple[Callable[..., HierarchicalCode], tuple[Any, ...]]:
+        # pickled as its parameters (a group leader receives the code with every
+        # call: its generators are 0.5 MB at n = 10^4), built once per process
+        return _built, (self.n, self.levels, self._p, self.systematic, self.decoding)
 
     @classmethod
     def two_level(

@@ -3,6 +3,7 @@
 import dataclasses
 import itertools
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -137,6 +138,26 @@ def test_large_code_decodes_with_group_losses():
     ]
     dec = _run(code, A, x, alive)
     np.testing.assert_allclose(dec.decode(), A @ x, rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize(("field", "decoding"), [(None, "groups"), (P, "product")])
+def test_a_code_pickles_as_its_parameters_and_decodes_as_the_original(field, decoding):
+    code = HierarchicalCode(64, [(8, 6), (8, 6)], field, decoding=decoding)
+    data = pickle.dumps(code)
+    assert len(data) < 200  # not its generators
+    copy = pickle.loads(data)
+    assert pickle.loads(data) is copy  # built once per process
+    assert (copy.n, copy.levels, copy.p) == (64, ((8, 6), (8, 6)), field)
+    assert (copy.decoding, copy.systematic) == (decoding, code.systematic)
+    rng = np.random.default_rng(5)
+    A = rng.integers(-9, 10, (code.blocks, 3))
+    x = rng.integers(-9, 10, 3)
+    enc = code.encode_operands(A, x)
+    dec = copy.decoder(enc)
+    for w in [w for w in range(64) if w % 8 not in (1, 4)]:  # two lost per group
+        value = code.multiply(enc.lefts[w], enc.right(w))
+        dec.add(Piece(worker=w, start=0, stop=value.shape[0], value=value))
+    np.testing.assert_allclose(dec.decode(), A @ x, rtol=1e-9, atol=1e-9)
 
 
 def test_encode_right_and_float32():
