@@ -1,7 +1,13 @@
-"""Build the Sphinx site once per test session (notebooks executed once, cached)."""
+"""Build the Sphinx site once per test session (notebooks executed once, cached).
+
+The build starts in the background as soon as the session has collected a test
+that needs it (tests/conftest.py), so its two to three minutes overlap the tests
+that run before the first one that reads the site.
+"""
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -23,11 +29,39 @@ class DocsBuild:
         return (self.html / f"{name}.html").read_text(encoding="utf-8")
 
 
-def build_docs(workdir: Path) -> DocsBuild:
-    """Run ``sphinx-build -W`` on a copy of docs/ and notebooks/ in `workdir`.
+@dataclass(frozen=True)
+class PendingBuild:
+    """A build running in a subprocess; `result` waits for it."""
+
+    process: subprocess.Popen[bytes]
+    workdir: Path
+
+    def result(self) -> DocsBuild:
+        """Wait for the build (at most `TIMEOUT` seconds) and read what it printed."""
+        try:
+            self.process.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        log = "".join(  # without the notebook kernels' start-up chatter
+            line
+            for line in (self.workdir / "sphinx.log")
+            .read_text(encoding="utf-8", errors="replace")
+            .splitlines(keepends=True)
+            if not line.startswith("[IPKernelApp]")
+        )
+        return DocsBuild(self.process.returncode, log, self.workdir / "html")
+
+
+TIMEOUT = 1500  # seconds
+
+
+def start_docs_build(workdir: Path) -> PendingBuild:
+    """Start ``sphinx-build -W`` on a copy of docs/ and notebooks/ in `workdir`.
 
     The copy keeps the working tree free of the pages autosummary generates; the
-    notebooks execute in the build (myst-nb, jupyter-cache under `workdir`).
+    notebooks execute in the build (myst-nb, jupyter-cache under `workdir`). Its
+    output goes to a file (a pipe nobody reads could fill and stall it).
     """
     source = workdir / "src"
     shutil.copytree(
@@ -51,7 +85,6 @@ def build_docs(workdir: Path) -> DocsBuild:
             [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
         ),
     }
-    html = workdir / "html"
     command = [
         sys.executable,
         "-m",
@@ -64,14 +97,14 @@ def build_docs(workdir: Path) -> DocsBuild:
         "-d",
         str(workdir / "doctrees"),
         str(source / "docs"),
-        str(html),
+        str(workdir / "html"),
     ]
-    done = subprocess.run(
-        command, env=env, capture_output=True, text=True, timeout=1500, check=False
-    )
-    log = "".join(  # without the notebook kernels' start-up chatter
-        line
-        for line in (done.stdout + done.stderr).splitlines(keepends=True)
-        if not line.startswith("[IPKernelApp]")
-    )
-    return DocsBuild(done.returncode, log, html)
+    with (workdir / "sphinx.log").open("wb") as log:
+        process = subprocess.Popen(
+            command,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # one process group: sphinx and its kernels
+        )
+    return PendingBuild(process, workdir)
