@@ -19,10 +19,14 @@ guarantees):
 Per call: the wall-clock latency, the client's CPU time (``time.process_time``
 of this process, in which only the client runs: the scheduler and the workers
 are processes of their own) and its decode (``stage_seconds["decode"]``);
-every product is checked against ``A @ B``. The cost model of
+every product is checked against ``A @ B``. Every n runs two product sizes
+(``ROWS`` rows of A per source block), so that the client's cost per byte and
+per worker can be told apart. The cost model of
 ``docs/theory/hierarchical.md`` (:func:`theory.fit_runtime_costs`) is
-calibrated once on the medians at n = 8, 16 and 64 (flat and grouped: six calls,
-six constants), for the client's CPU and for the latency, and predicts every n.
+calibrated once on the medians at n = 8, 16 and 64 (flat and grouped, both sizes:
+twelve calls, six constants), for the client's CPU and for the latency, and
+predicts every n; the client's constants then project its CPU per call to the
+layouts of ``PROJECTED`` (n = 64 and 10^4, at the smaller n = 64 product).
 
 Before its calls, each cluster's idle CPU is measured (the cores its processes use
 doing nothing, over 5 s). Prints medians and ratios (grouped / flat), writes
@@ -59,7 +63,16 @@ LAYOUTS = {  # n: two-level layout; the flat code has the same n and prod k_l
     32: [(4, 3), (8, 7)],
     64: [(8, 7), (8, 7)],
 }
-ROWS, D, C = 60, 100, 16  # rows of A per source block, its columns, B's columns
+D, C = 100, 16  # columns of A, of B
+# rows of A per source block: two product sizes at every n, so that the model
+# can tell the client's cost per byte from its cost per worker (with one size
+# the product grows with n and the two are proportional)
+ROWS = (60, 240)
+# the layouts the measured constants project to (product of the n = 64 calls)
+PROJECTED = {
+    64: {"flat": [(64, 49)], "grouped": [(8, 7), (8, 7)]},
+    10_000: {"flat": [(10_000, 7_921)], "grouped": [(100, 89), (100, 89)]},
+}
 DELAY = 0.2  # seconds of an injected straggler
 VARIANTS = ("flat", "two_level", "grouped")
 
@@ -82,10 +95,10 @@ def _call(placed, B, expected, transport, stragglers) -> dict:
     return {"wall": wall, "cpu": cpu, "decode": result.stage_seconds["decode"]}
 
 
-def measure(client, n: int, repeats: int, rng) -> dict:
+def measure(client, n: int, rows: int, repeats: int, rng) -> dict:
     levels = LAYOUTS[n]
     k = int(np.prod([k for _, k in levels]))
-    A = rng.standard_normal((k * ROWS, D))
+    A = rng.standard_normal((k * rows, D))
     B = rng.standard_normal((D, C))
     expected = A @ B
     stragglers = _stragglers(levels)
@@ -104,7 +117,7 @@ def measure(client, n: int, repeats: int, rng) -> dict:
         for _ in range(repeats):
             for name in VARIANTS:
                 calls[name].append(runs[name]())
-    row = {"n": n, "flat_k": k, "levels": levels, "product_bytes": 8 * k * ROWS * C}
+    row = {"n": n, "flat_k": k, "levels": levels, "product_bytes": 8 * k * rows * C}
     for name in VARIANTS:
         for field in ("wall", "cpu", "decode"):
             row[f"{name}_{field}"] = statistics.median(c[field] for c in calls[name])
@@ -124,7 +137,7 @@ def model(rows: list[dict]) -> dict:
     ``total_seconds``.
     """
     calibration = [row for row in rows if row["n"] in CALIBRATION]
-    if len(calibration) < len(CALIBRATION):
+    if {row["n"] for row in calibration} != set(CALIBRATION):
         return {}
     right = 8 * D * C
 
@@ -153,6 +166,7 @@ def model(rows: list[dict]) -> dict:
                 predictions.append(
                     {
                         "n": row["n"],
+                        "product_bytes": row["product_bytes"],
                         "layout": name,
                         "measured": measured,
                         "predicted": predicted,
@@ -160,14 +174,40 @@ def model(rows: list[dict]) -> dict:
                     }
                 )
         out[part] = {"costs": dataclasses.asdict(costs), "predictions": predictions}
+        if part == "client":
+            out["projection"] = _projection(costs, rows, right)
+    return out
+
+
+def _projection(costs, rows: list[dict], right: float) -> dict:
+    """The client's CPU per call at n = 64 and 10^4 under the measured constants.
+
+    At the product size of the smaller n = 64 calls, for the flat and the
+    two-level layouts of `PROJECTED`; and the growth from 64 to 10^4 workers.
+    """
+    size = min(row["product_bytes"] for row in rows if row["n"] == 64)
+    seconds = {
+        (n, name): call_overhead(
+            layout, costs, product_bytes=size, right_bytes=right
+        ).client_seconds
+        for n, layouts in PROJECTED.items()
+        for name, layout in layouts.items()
+    }
+    out = {f"{name} n={n} seconds": value for (n, name), value in seconds.items()}
+    for name in ("flat", "grouped"):
+        out[f"{name} 10^4 / 64"] = seconds[10_000, name] / seconds[64, name]
     return out
 
 
 def idle_cores(seconds: float = 5.0) -> float:
-    """Cores the other processes of this PID namespace (the idle cluster) use."""
+    """Cores the idle cluster (this process's children: its scheduler, workers) uses.
+
+    Only the cluster's own processes: other jobs of the machine may start and
+    end meanwhile, and their CPU would be counted or lost.
+    """
     import psutil
 
-    others = [p for p in psutil.process_iter() if p.pid != os.getpid()]
+    others = psutil.Process().children(recursive=True)
 
     def used() -> float:
         total = 0.0
@@ -198,6 +238,26 @@ def _cluster(quick: bool, n_workers: int):
         yield shaped.client
 
 
+def _print_row(row: dict) -> None:
+    n, load, idle = row["n"], row["load_before"], row["idle_cores"]
+    print(
+        f"n={n:3d} {row['levels']} vs ({n}, {row['flat_k']}), product "
+        f"{row['product_bytes'] / 1e3:.0f} kB: "
+        + "  ".join(
+            f"{v} wall {row[v + '_wall'] * 1e3:.1f} ms cpu "
+            f"{row[v + '_cpu'] * 1e3:.1f} ms decode "
+            f"{row[v + '_decode'] * 1e3:.2f} ms"
+            for v in VARIANTS
+        )
+        + f"  grouped/flat: cpu {row['ratio_cpu']:.2f}x decode "
+        f"{row['ratio_decode']:.2f}x wall {row['ratio_wall']:.2f}x "
+        f"(load {load:.1f}"
+        + ("" if idle is None else f"; the idle cluster used {idle:.2f} cores")
+        + ")",
+        flush=True,
+    )
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -214,30 +274,20 @@ def main(argv=None) -> None:
         with _cluster(args.quick, n) as client:
             load = os.getloadavg()[0]
             idle = None if args.quick else idle_cores()
-            row = measure(client, n, repeats, rng)
-            row["idle_cores"] = idle
-            row["load_before"] = load
-            rows.append(row)
-            print(
-                f"n={n:3d} {row['levels']} vs ({n}, {row['flat_k']}): "
-                + "  ".join(
-                    f"{v} wall {row[v + '_wall'] * 1e3:.1f} ms cpu "
-                    f"{row[v + '_cpu'] * 1e3:.1f} ms decode "
-                    f"{row[v + '_decode'] * 1e3:.2f} ms"
-                    for v in VARIANTS
-                )
-                + f"  grouped/flat: cpu {row['ratio_cpu']:.2f}x decode "
-                f"{row['ratio_decode']:.2f}x wall {row['ratio_wall']:.2f}x "
-                f"(load {load:.1f}"
-                + ("" if idle is None else f"; the idle cluster used {idle:.2f} cores")
-                + ")",
-                flush=True,
-            )
+            for size in ROWS:
+                row = measure(client, n, size, repeats, rng)
+                row["idle_cores"] = idle
+                row["load_before"] = load
+                rows.append(row)
+                _print_row(row)
     fitted = model(rows)
+    for label, value in fitted.get("projection", {}).items():
+        print(f"projection (client CPU, measured constants): {label}: {value:.4g}")
     for part, what in (("client", "client CPU"), ("total", "latency")):
         for p in fitted.get(part, {}).get("predictions", []):
             print(
-                f"model ({what}) n={p['n']:3d} {p['layout']:8s} measured "
+                f"model ({what}) n={p['n']:3d} {p['layout']:8s} "
+                f"{p['product_bytes'] / 1e3:5.0f} kB measured "
                 f"{p['measured'] * 1e3:.1f} ms predicted {p['predicted'] * 1e3:.1f} "
                 f"ms ({p['error']:+.0%})"
             )

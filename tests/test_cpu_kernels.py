@@ -3,10 +3,10 @@
 OpenBLAS picks a kernel for the CPU it runs on (SkylakeX on AVX-512, Haswell on
 AVX2, ...), and kernels round differently. Every doctest and documentation
 example must print the same under any of them, so this test runs them again in
-a subprocess with a different kernel forced (``OPENBLAS_CORETYPE``), the first
-with one BLAS thread and the second with two (so each kernel and each way of
-splitting a product is tried once), and checks inside that subprocess that the
-forced kernel is the one in force.
+two subprocesses started together, each with a different kernel forced
+(``OPENBLAS_CORETYPE``), the first with one BLAS thread and the second with two
+(so each kernel and each way of splitting a product is tried once), and checks
+inside each subprocess that the forced kernel is the one in force.
 """
 
 import os
@@ -73,11 +73,11 @@ def test_forced_kernels_are_two_on_x86_64_with_avx():
     assert len(forced_kernels()) == 2
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("kernel", "threads"), list(zip(forced_kernels(), (1, 2), strict=False))
-)
-def test_numeric_doctests_under_a_forced_kernel(kernel, threads):
+FORCED = list(zip(forced_kernels(), (1, 2), strict=False))
+
+
+def _start(kernel: str, threads: int, log: Path) -> subprocess.Popen[bytes]:
+    """Start the numeric doctests under `kernel` on `threads` BLAS threads."""
     env = {
         **os.environ,
         "OPENBLAS_CORETYPE": kernel,
@@ -86,30 +86,59 @@ def test_numeric_doctests_under_a_forced_kernel(kernel, threads):
         "MPLBACKEND": "Agg",
     }
     env.pop("OPENBLAS_L2_SIZE", None)  # sized for the native kernel, not this one
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--doctest-modules",
-            "coded",
-            "allocation",
-            "mapreduce",
-            "theory",
-            "tests/test_docs.py::test_examples_of_page",
-            "tests/test_cpu_kernels.py::test_forced_kernel_is_in_force",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=280,
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    summary = run.stdout.strip().splitlines()[-1]
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--doctest-modules",
+                "coded",
+                "allocation",
+                "mapreduce",
+                "theory",
+                "tests/test_docs.py::test_examples_of_page",
+                "tests/test_cpu_kernels.py::test_forced_kernel_is_in_force",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+@pytest.fixture(scope="module")
+def forced_runs(request, tmp_path_factory):
+    """The selected kernels' runs, started together (mostly one core each)."""
+    selected = {
+        item.callspec.params["kernel"]
+        for item in request.session.items
+        if item.originalname == "test_numeric_doctests_under_a_forced_kernel"
+    }
+    logs = tmp_path_factory.mktemp("kernels")
+    runs = {
+        k: (_start(k, t, logs / f"{k}.log"), logs / f"{k}.log")
+        for k, t in FORCED
+        if k in selected
+    }
+    yield runs
+    for process, _ in runs.values():
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(("kernel", "threads"), FORCED)
+def test_numeric_doctests_under_a_forced_kernel(kernel, threads, forced_runs):
+    process, log = forced_runs[kernel]
+    process.wait(timeout=560)
+    output = log.read_text(encoding="utf-8", errors="replace")
+    assert process.returncode == 0, output[-6000:]
+    summary = output.strip().splitlines()[-1]
     assert re.search(r"\d+ passed", summary)
     assert "skipped" not in summary  # the kernel check ran, it did not skip
