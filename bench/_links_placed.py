@@ -5,11 +5,18 @@ private network namespace, on a ``ShapedCluster`` of 8 workers at those
 rates). A (m x d) is placed once uncoded (k = 8) and with (8, 6) MDS; each call
 ships B (d x c) to the 8 workers and each worker sends back its share's
 product, ``m c / k`` doubles. Measured: the call's seconds (medians of
-interleaved repeats). Predicted, the switched model of ``docs/theory/network.md``
-with every node's upload at its rate and downloads unlimited (only egress is
-shaped). A client outside the cluster gathers results through the scheduler
-(Dask's default, ``direct_to_workers=False``), so every share's product crosses
-the scheduler's link as well, and all ``n`` are fetched (they finish together):
+interleaved repeats) and its transport. Predicted, the switched model of
+``docs/theory/network.md`` with every node's upload at its rate and downloads
+unlimited (only egress is shaped). On the resident transport (the default for a
+placed operand) each worker streams its product straight to the client, which
+needs the first ``k``:
+
+    T = fixed + n |B| / B_client + k-th smallest over workers i of s / B_i
+
+On the task transport a client outside the cluster gathers results through the
+scheduler (Dask's default, ``direct_to_workers=False``), so every share's
+product crosses the scheduler's link as well, and all ``n`` are fetched (they
+finish together):
 
     T = fixed + n |B| / B_client
         + max(k-th smallest over workers i of s / B_i, n s / B_scheduler)
@@ -33,24 +40,23 @@ SCHEMES = {"placed uncoded": ("uncoded", N), "placed (8,6) MDS": ("mds", 6)}
 CALIBRATIONS = 5
 
 
-def _bytes_seconds(k: int, columns: int, rates: list[float], top: float) -> float:
+def _bytes_seconds(
+    k: int, columns: int, rates: list[float], top: float, transport: str
+) -> float:
     """The bytes term; `top`: the client's and the scheduler's links (bytes/s)."""
     share = -(-M // k) * columns * 8
-    results = sorted(share / rate for rate in rates)
-    return N * D * columns * 8 / top + max(results[k - 1], N * share / top)
+    first_k = sorted(share / rate for rate in rates)[k - 1]
+    relayed = N * share / top if transport == "tasks" else 0.0
+    return N * D * columns * 8 / top + max(first_k, relayed)
 
 
-def _call(placed, B) -> tuple[float, dict]:
-    """The call's seconds and its stages (``MatmulResult.stage_seconds``)."""
+def _call(placed, B) -> tuple[float, dict, str]:
+    """The call's seconds, its stages and its transport."""
     from coded import coded_matmul
 
     began = time.perf_counter()
     result = coded_matmul(placed, B, timeout=300.0)
-    return time.perf_counter() - began, dict(result.stage_seconds)
-
-
-def _call_seconds(placed, B) -> float:
-    return _call(placed, B)[0]
+    return time.perf_counter() - began, dict(result.stage_seconds), result.transport
 
 
 def placed_call_section(links: float | list[float], repeats: int) -> dict:
@@ -71,20 +77,21 @@ def placed_call_section(links: float | list[float], repeats: int) -> dict:
             for label, (scheme, k) in SCHEMES.items()
         }
         column = B[:, :1]
-        fixed = {}
+        fixed, transports = {}, {}
         for label, handle in placed.items():
-            _call_seconds(handle, column)  # warm-up
-            tiny = [_call_seconds(handle, column) for _ in range(CALIBRATIONS)]
+            transports[label] = _call(handle, column)[2]  # warm-up
+            tiny = [_call(handle, column)[0] for _ in range(CALIBRATIONS)]
             k = SCHEMES[label][1]
             fixed[label] = max(
                 0.0,
-                statistics.median(tiny) - _bytes_seconds(k, 1, rates, top),
+                statistics.median(tiny)
+                - _bytes_seconds(k, 1, rates, top, transports[label]),
             )
         samples: dict = {label: [] for label in placed}
         stages: dict = {label: [] for label in placed}
         for _ in range(repeats):  # interleaved
             for label, handle in placed.items():
-                seconds, stage_seconds = _call(handle, B)
+                seconds, stage_seconds, _ = _call(handle, B)
                 samples[label].append(seconds)
                 stages[label].append(stage_seconds)
         check = coded_matmul(placed["placed (8,6) MDS"], B).product
@@ -94,11 +101,12 @@ def placed_call_section(links: float | list[float], repeats: int) -> dict:
     rows = {}
     for label, seconds in samples.items():
         k = SCHEMES[label][1]
-        bytes_seconds = _bytes_seconds(k, COLUMNS, rates, top)
+        bytes_seconds = _bytes_seconds(k, COLUMNS, rates, top, transports[label])
         measured = statistics.median(seconds)
         predicted = fixed[label] + bytes_seconds
         rows[label] = {
             "k": k,
+            "transport": transports[label],
             "seconds": measured,
             "runs": seconds,
             "stage_seconds": {
@@ -134,11 +142,13 @@ def _print(out: dict) -> None:
         f"{out['load_average_after'][0]:.1f} after"
     )
     print(
-        f"{'scheme':<18}{'call s':>8}{'bytes/B':>8}{'fixed':>7}{'pred':>7}{'ratio':>7}"
+        f"{'scheme (transport)':<29}{'call s':>8}{'bytes/B':>8}{'fixed':>7}"
+        f"{'pred':>7}{'ratio':>7}"
     )
     for label, row in out["rows"].items():
         print(
-            f"{label:<18}{row['seconds']:>8.3f}{row['bytes_model_seconds']:>8.3f}"
+            f"{label + ' (' + row['transport'] + ')':<29}{row['seconds']:>8.3f}"
+            f"{row['bytes_model_seconds']:>8.3f}"
             f"{row['fixed_seconds']:>7.3f}{row['predicted_seconds']:>7.3f}"
             f"{row['measured_over_predicted']:>7.2f}  stages "
             + ", ".join(f"{k} {v:.2f}" for k, v in row["stage_seconds"].items())
