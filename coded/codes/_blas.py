@@ -17,7 +17,9 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["one_blas_thread"]
+import numpy as np
+
+__all__ = ["apply_decoding", "one_blas_thread"]
 
 _lock = threading.RLock()  # one limited region at a time in the process
 _local = threading.local()  # whether this thread is inside one
@@ -48,3 +50,13 @@ def one_blas_thread() -> Iterator[None]:
                 yield
         finally:
             _local.inside = False
+
+
+def apply_decoding(T: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Return ``T @ rhs`` (a decode's inverse applied to received rows).
+
+    Overflow is not warned of here: the decoders check that the product is
+    finite (`coded.codes._fields.lift` raises a named error when it is not).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return T @ rhs
