@@ -1336,6 +1336,109 @@ EQUIVALENT: dict[str, str] = {
     "coded.codes._consistency.x_tolerance__mutmut_11": (
         "svd(compute_uv=None): None is false, as False"
     ),
+    # shard polynomial
+    "coded.codes._polynomial.x__real_vectors__mutmut_15": (
+        "chebvander to degree p_a p_b + 1: two more columns, never read (a takes "
+        "columns < p_a, b every p_a-th column below p_a p_b)"
+    ),
+    "coded.codes._polynomial.x__real_vectors__mutmut_20": (
+        "np.vander(x, None): n >= p_a p_b columns, of which only those below "
+        "p_a p_b are read, as mutant 15"
+    ),
+    "coded.codes._polynomial.x__real_vectors__mutmut_23": "as mutant 20 (N dropped)",
+    "coded.codes._polynomial.x_product_rows__mutmut_8": (
+        "reshape(n, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ__init____mutmut_99": (
+        "np.array(a) without G's dtype: a and b have it already (float64 from "
+        "chebvander, vander or the stored vectors; int64 columns of G over GF(p))"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ__init____mutmut_101": (
+        "as mutant 99 (dtype dropped)"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ__init____mutmut_106": (
+        "points without G's dtype: float64 Chebyshev points or int64 np.arange, "
+        "G's dtype already"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ__init____mutmut_108": (
+        "as mutant 106 (dtype dropped)"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ_encode_pair__mutmut_60": (
+        "the empty tail of shape (0,) instead of (0, d width): encode_product "
+        "reads only tail.shape[0], 0 either way"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ_simple_context__mutmut_1": (
+        "m = None: _assemble's full[:m, :c] with m = p_a rows, c = p_b width (the "
+        "whole of full) and with None are the same; nothing else reads them"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ_simple_context__mutmut_2": (
+        "c = None: as mutant 1"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁencode__mutmut_13": (
+        "c = 2 for a vector B: c is read only by the check, where p_b = 1 divides "
+        "any c and p_b > 1 raises through the vector clause"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁencode__mutmut_21": (
+        "vector clause at p_b > 2: a vector has c = 1, which no p_b > 1 divides, "
+        "so c % p_b raises for p_b = 2 anyway"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁencode__mutmut_47": (
+        "zip(strict=None): lefts and rights have n entries each"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁencode__mutmut_50": (
+        "as mutant 47 (strict dropped)"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁencode__mutmut_51": (
+        "as mutant 47 (strict=False)"
+    ),
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_4": (
+        "real targets without dtype=float64: every caller passes float64 "
+        "Chebyshev points (betas, alphas or a selection of them)"
+    ),
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_6": "as mutant 4",
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_9": "as mutant 4 (nodes)",
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_11": "as mutant 4 (nodes)",
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_33": (
+        "GF(p) targets without dtype=int64: every caller passes int64 np.arange "
+        "points (or a selection of them)"
+    ),
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_35": "as mutant 33",
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_39": "as mutant 33 (nodes)",
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_41": "as mutant 33 (nodes)",
+    "coded.codes._lagrange.xǁLagrangeCodeǁ_result__mutmut_1": (
+        "a FieldArray not viewed first: np.asarray drops the subclass, the same "
+        "residues"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁ_result__mutmut_8": (
+        "not strictly equivalent: real results without the float64 cast; the "
+        "decode's product with the float64 weights promotes integer, boolean "
+        "and float results to float64 alike (only complex or object results, "
+        "which a real f does not return, would differ)"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁ_result__mutmut_10": (
+        "as mutant 8 (dtype dropped)"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁ__repr____mutmut_2": (
+        "str(self.p) for p = None too: str(None) is 'None'"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁ_stack__mutmut_18": "astype(None) is float64",
+    "coded.codes._lagrange.xǁLagrangeCodeǁ_stack__mutmut_29": (
+        "kind not in 'XXiuXX': no dtype kind is 'X', so the test of integer kinds "
+        "'i' and 'u' is unchanged"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁencode__mutmut_8": (
+        "integers(p, size=...): with no high, the draws are from [0, p), the same "
+        "stream as integers(0, p)"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁencode__mutmut_11": (
+        "integers without dtype: its default is int64"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁencode__mutmut_24": (
+        "reshape(T, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁdecode__mutmut_52": (
+        "reshape(count, -2): as encode's mutant 24"
+    ),
     # shard rateless
     "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_2": "astype(None) is float64",
     "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_3": (
