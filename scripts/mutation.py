@@ -1439,6 +1439,79 @@ EQUIVALENT: dict[str, str] = {
     "coded.codes._lagrange.xǁLagrangeCodeǁdecode__mutmut_52": (
         "reshape(count, -2): as encode's mutant 24"
     ),
+    # shard gradient-codes
+    "coded.codes._gradient.x__conditions__mutmut_20": (
+        "svd(compute_uv=None): None is false, as False"
+    ),
+    "coded.codes._gradient.x__conditions__mutmut_28": (
+        "smallest < threshold instead of <=: differs at equality only (a zero "
+        "smallest is below it, sv[:, 0] > 0 as no row of B is zero)"
+    ),
+    "coded.codes._gradient.x__conditions__mutmut_50": (
+        "placeholder 2.0 for the deficient sets' divisor: the outer np.where "
+        "replaces their quotient by inf"
+    ),
+    "coded.codes._gradient.x__cyclic_mds_zeros__mutmut_1": (
+        "(n - s) / 2 true for even n - s too: then n and s have one parity and "
+        "n/2 + step (j - (s - 1)/2) is never whole (step is odd when n is even), "
+        "so the real branch falls through to the same zeros"
+    ),
+    "coded.codes._gradient.x__cyclic_mds_zeros__mutmut_2": (
+        "(n + s) % 2 has the parity of (n - s) % 2"
+    ),
+    "coded.codes._gradient.x__cyclic_mds_zeros__mutmut_13": (
+        "n/2 - offsets: the offsets are symmetric about 0, the same zero set in "
+        "reverse order (np.poly multiplies the roots in another order: rounding "
+        "only)"
+    ),
+    "coded.codes._gradient.x__cyclic_mds_zeros__mutmut_22": (
+        "whole zeros as float64: the roots exp(2 pi i Z / n) are the same"
+    ),
+    "coded.codes._gradient.x__cyclic_mds_zeros__mutmut_29": "as mutant 22",
+    "coded.codes._gradient.x__fractional_matrix__mutmut_6": "astype(None) is float64",
+    "coded.codes._gradient.x__survivor_sets__mutmut_30": (
+        "another fixed seed of the sampled sets: seeded (reproducible, tested) is "
+        "the contract, not which sets"
+    ),
+    "coded.codes._gradient.x__survivor_sets__mutmut_33": (
+        "windows i, i - 1, .. instead of i, i + 1, ..: the same n sets of s "
+        "consecutive workers, in another order"
+    ),
+    "coded.codes._gradient.x__survivor_sets__mutmut_40": (
+        "argsort's default axis is -1, the rows' axis 1 here"
+    ),
+    "coded.codes._gradient.x__survivor_sets__mutmut_49": (
+        "a float64 keep mask: np.nonzero finds the same entries"
+    ),
+    "coded.codes._gradient.x__survivor_sets__mutmut_51": "as mutant 49",
+    "coded.codes._gradient.x__survivor_sets__mutmut_52": (
+        "None stored in a boolean array is False"
+    ),
+    "coded.codes._gradient.xǁGradientCodeǁcondition_number__mutmut_3": (
+        "worker indices without dtype=int: Python ints give int64; an empty set "
+        "(a float (1, 0) array) is inf before any indexing"
+    ),
+    "coded.codes._gradient.xǁGradientCodeǁcondition_number__mutmut_5": (
+        "as mutant 3 (dtype dropped)"
+    ),
+    "coded.codes._gradient.xǁGradientCodeǁdecode__mutmut_10": (
+        "np.real of a real array is the array itself"
+    ),
+    "coded.codes._gradient.xǁGradientCodeǁdecoding_vector__mutmut_27": (
+        "lstsq without rcond: its default is None since numpy 2.0"
+    ),
+    "coded.codes._gradient.xǁGradientCodeǁis_decodable__mutmut_11": (
+        "n / (s + 1): s + 1 divides n for a fractional code, the same whole number"
+    ),
+    "coded.codes._gradient_schemes.x__partial__mutmut_14": "astype(None) is float64",
+    "coded.codes._gradient_schemes.x__partial__mutmut_15": (
+        "astype(copy=None): the partial is only read (stacked or combined) before "
+        "combine returns, copied or not"
+    ),
+    "coded.codes._gradient_schemes.x__partial__mutmut_17": (
+        "as mutant 15 (copy dropped)"
+    ),
+    "coded.codes._gradient_schemes.x__partial__mutmut_18": "as mutant 15 (copy=True)",
     # shard rateless
     "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_2": "astype(None) is float64",
     "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_3": (
