@@ -1336,6 +1336,182 @@ EQUIVALENT: dict[str, str] = {
     "coded.codes._consistency.x_tolerance__mutmut_11": (
         "svd(compute_uv=None): None is false, as False"
     ),
+    # shard polynomial
+    "coded.codes._polynomial.x__real_vectors__mutmut_15": (
+        "chebvander to degree p_a p_b + 1: two more columns, never read (a takes "
+        "columns < p_a, b every p_a-th column below p_a p_b)"
+    ),
+    "coded.codes._polynomial.x__real_vectors__mutmut_20": (
+        "np.vander(x, None): n >= p_a p_b columns, of which only those below "
+        "p_a p_b are read, as mutant 15"
+    ),
+    "coded.codes._polynomial.x__real_vectors__mutmut_23": "as mutant 20 (N dropped)",
+    "coded.codes._polynomial.x_product_rows__mutmut_8": (
+        "reshape(n, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ__init____mutmut_99": (
+        "np.array(a) without G's dtype: a and b have it already (float64 from "
+        "chebvander, vander or the stored vectors; int64 columns of G over GF(p))"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ__init____mutmut_101": (
+        "as mutant 99 (dtype dropped)"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ__init____mutmut_106": (
+        "points without G's dtype: float64 Chebyshev points or int64 np.arange, "
+        "G's dtype already"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ__init____mutmut_108": (
+        "as mutant 106 (dtype dropped)"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ_encode_pair__mutmut_60": (
+        "the empty tail of shape (0,) instead of (0, d width): encode_product "
+        "reads only tail.shape[0], 0 either way"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ_simple_context__mutmut_1": (
+        "m = None: _assemble's full[:m, :c] with m = p_a rows, c = p_b width (the "
+        "whole of full) and with None are the same; nothing else reads them"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁ_simple_context__mutmut_2": (
+        "c = None: as mutant 1"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁencode__mutmut_13": (
+        "c = 2 for a vector B: c is read only by the check, where p_b = 1 divides "
+        "any c and p_b > 1 raises through the vector clause"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁencode__mutmut_21": (
+        "vector clause at p_b > 2: a vector has c = 1, which no p_b > 1 divides, "
+        "so c % p_b raises for p_b = 2 anyway"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁencode__mutmut_47": (
+        "zip(strict=None): lefts and rights have n entries each"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁencode__mutmut_50": (
+        "as mutant 47 (strict dropped)"
+    ),
+    "coded.codes._polynomial.xǁPolynomialCodeǁencode__mutmut_51": (
+        "as mutant 47 (strict=False)"
+    ),
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_4": (
+        "real targets without dtype=float64: every caller passes float64 "
+        "Chebyshev points (betas, alphas or a selection of them)"
+    ),
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_6": "as mutant 4",
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_9": "as mutant 4 (nodes)",
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_11": "as mutant 4 (nodes)",
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_33": (
+        "GF(p) targets without dtype=int64: every caller passes int64 np.arange "
+        "points (or a selection of them)"
+    ),
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_35": "as mutant 33",
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_39": "as mutant 33 (nodes)",
+    "coded.codes._lagrange.x__lagrange_matrix__mutmut_41": "as mutant 33 (nodes)",
+    "coded.codes._lagrange.xǁLagrangeCodeǁ_result__mutmut_1": (
+        "a FieldArray not viewed first: np.asarray drops the subclass, the same "
+        "residues"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁ_result__mutmut_8": (
+        "not strictly equivalent: real results without the float64 cast; the "
+        "decode's product with the float64 weights promotes integer, boolean "
+        "and float results to float64 alike (only complex or object results, "
+        "which a real f does not return, would differ)"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁ_result__mutmut_10": (
+        "as mutant 8 (dtype dropped)"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁ__repr____mutmut_2": (
+        "str(self.p) for p = None too: str(None) is 'None'"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁ_stack__mutmut_18": "astype(None) is float64",
+    "coded.codes._lagrange.xǁLagrangeCodeǁ_stack__mutmut_29": (
+        "kind not in 'XXiuXX': no dtype kind is 'X', so the test of integer kinds "
+        "'i' and 'u' is unchanged"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁencode__mutmut_8": (
+        "integers(p, size=...): with no high, the draws are from [0, p), the same "
+        "stream as integers(0, p)"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁencode__mutmut_11": (
+        "integers without dtype: its default is int64"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁencode__mutmut_24": (
+        "reshape(T, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._lagrange.xǁLagrangeCodeǁdecode__mutmut_52": (
+        "reshape(count, -2): as encode's mutant 24"
+    ),
+    # shard gradient-codes
+    "coded.codes._gradient.x__conditions__mutmut_20": (
+        "svd(compute_uv=None): None is false, as False"
+    ),
+    "coded.codes._gradient.x__conditions__mutmut_28": (
+        "smallest < threshold instead of <=: differs at equality only (a zero "
+        "smallest is below it, sv[:, 0] > 0 as no row of B is zero)"
+    ),
+    "coded.codes._gradient.x__conditions__mutmut_50": (
+        "placeholder 2.0 for the deficient sets' divisor: the outer np.where "
+        "replaces their quotient by inf"
+    ),
+    "coded.codes._gradient.x__cyclic_mds_zeros__mutmut_1": (
+        "(n - s) / 2 true for even n - s too: then n and s have one parity and "
+        "n/2 + step (j - (s - 1)/2) is never whole (step is odd when n is even), "
+        "so the real branch falls through to the same zeros"
+    ),
+    "coded.codes._gradient.x__cyclic_mds_zeros__mutmut_2": (
+        "(n + s) % 2 has the parity of (n - s) % 2"
+    ),
+    "coded.codes._gradient.x__cyclic_mds_zeros__mutmut_13": (
+        "n/2 - offsets: the offsets are symmetric about 0, the same zero set in "
+        "reverse order (np.poly multiplies the roots in another order: rounding "
+        "only)"
+    ),
+    "coded.codes._gradient.x__cyclic_mds_zeros__mutmut_22": (
+        "whole zeros as float64: the roots exp(2 pi i Z / n) are the same"
+    ),
+    "coded.codes._gradient.x__cyclic_mds_zeros__mutmut_29": "as mutant 22",
+    "coded.codes._gradient.x__fractional_matrix__mutmut_6": "astype(None) is float64",
+    "coded.codes._gradient.x__survivor_sets__mutmut_30": (
+        "another fixed seed of the sampled sets: seeded (reproducible, tested) is "
+        "the contract, not which sets"
+    ),
+    "coded.codes._gradient.x__survivor_sets__mutmut_33": (
+        "windows i, i - 1, .. instead of i, i + 1, ..: the same n sets of s "
+        "consecutive workers, in another order"
+    ),
+    "coded.codes._gradient.x__survivor_sets__mutmut_40": (
+        "argsort's default axis is -1, the rows' axis 1 here"
+    ),
+    "coded.codes._gradient.x__survivor_sets__mutmut_49": (
+        "a float64 keep mask: np.nonzero finds the same entries"
+    ),
+    "coded.codes._gradient.x__survivor_sets__mutmut_51": "as mutant 49",
+    "coded.codes._gradient.x__survivor_sets__mutmut_52": (
+        "None stored in a boolean array is False"
+    ),
+    "coded.codes._gradient.xǁGradientCodeǁcondition_number__mutmut_3": (
+        "worker indices without dtype=int: Python ints give int64; an empty set "
+        "(a float (1, 0) array) is inf before any indexing"
+    ),
+    "coded.codes._gradient.xǁGradientCodeǁcondition_number__mutmut_5": (
+        "as mutant 3 (dtype dropped)"
+    ),
+    "coded.codes._gradient.xǁGradientCodeǁdecode__mutmut_10": (
+        "np.real of a real array is the array itself"
+    ),
+    "coded.codes._gradient.xǁGradientCodeǁdecoding_vector__mutmut_27": (
+        "lstsq without rcond: its default is None since numpy 2.0"
+    ),
+    "coded.codes._gradient.xǁGradientCodeǁis_decodable__mutmut_11": (
+        "n / (s + 1): s + 1 divides n for a fractional code, the same whole number"
+    ),
+    "coded.codes._gradient_schemes.x__partial__mutmut_14": "astype(None) is float64",
+    "coded.codes._gradient_schemes.x__partial__mutmut_15": (
+        "astype(copy=None): the partial is only read (stacked or combined) before "
+        "combine returns, copied or not"
+    ),
+    "coded.codes._gradient_schemes.x__partial__mutmut_17": (
+        "as mutant 15 (copy dropped)"
+    ),
+    "coded.codes._gradient_schemes.x__partial__mutmut_18": "as mutant 15 (copy=True)",
     # shard rateless
     "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_2": "astype(None) is float64",
     "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_3": (

@@ -100,7 +100,7 @@ def _survivor_sets(
     """All ``C(n, s)`` survivor sets when at most `limit`, else a seeded sample."""
     if math.comb(n, s) <= limit:
         lost = np.array(list(itertools.combinations(range(n), s)), dtype=int)
-        lost = lost.reshape(-1, s)
+        lost = lost.reshape(math.comb(n, s), s)  # s = 0: one empty set, (1, 0)
         exact = True
     else:
         generator = np.random.default_rng(0)
@@ -119,6 +119,8 @@ def _conditions(B: np.ndarray, survivors: np.ndarray, rank: int) -> np.ndarray:
 
     ``inf`` where ``B_S`` has rank below `rank` (the rank of a decodable set).
     """
+    if survivors.shape[1] < rank:  # fewer rows than the rank: every set deficient
+        return np.full(len(survivors), np.inf)
     kappas = np.empty(len(survivors))
     for start in range(0, len(survivors), _SVD_CHUNK):
         chunk = survivors[start : start + _SVD_CHUNK]

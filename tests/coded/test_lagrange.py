@@ -2,6 +2,7 @@
 any T workers see uniformly random shares."""
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -142,3 +143,157 @@ def test_parts_must_be_k_arrays_of_one_shape():
         code.encode([np.ones(2, dtype=int), np.ones(3, dtype=int)])
     with pytest.raises(TypeError, match="integer arrays"):
         code.encode([np.ones(2), np.ones(2)])
+
+
+def _whole(message):
+    return f"^{re.escape(message)}$"
+
+
+def test_real_points_are_chebyshev_and_an_asymmetric_set_decodes():
+    code = LagrangeCode(6, K=2, degree=2, field=None)
+    np.testing.assert_allclose(code.betas, np.cos(np.pi * np.array([0.25, 0.75])))
+    np.testing.assert_allclose(code.alphas, np.cos(np.pi * np.arange(6) / 5))
+    np.testing.assert_allclose(
+        LagrangeCode(2, K=1, degree=1, field=None).alphas, [1, -1]
+    )
+    rng = np.random.default_rng(2)
+    parts = [rng.standard_normal((2, 2)) for _ in range(2)]
+    shares = code.encode(parts)
+    # u(z) = X_1 + (X_2 - X_1) (z - beta_1) / (beta_2 - beta_1), a line
+    b1, b2 = code.betas
+    for alpha, share in zip(code.alphas, shares, strict=True):
+        line = parts[0] + (parts[1] - parts[0]) * (alpha - b1) / (b2 - b1)
+        np.testing.assert_allclose(share, line, atol=1e-12)
+    results = {i: code.evaluate(lambda X: X @ X, shares[i]) for i in (0, 1, 2, 4)}
+    for part, got in zip(parts, code.decode(results), strict=True):
+        np.testing.assert_allclose(got, part @ part, atol=1e-9)
+
+
+def test_gf_points_follow_the_data_points():
+    code = LagrangeCode(4, K=2, degree=1, T=1, field=P)
+    assert code.betas.tolist() == [1, 2, 3]
+    assert code.alphas.tolist() == [4, 5, 6, 7]
+    assert len(code.encode([np.ones(2, dtype=int)] * 2, rng=0)) == 4
+
+
+def test_points_fit_gf_p_up_to_its_last_nonzero_element():
+    assert LagrangeCode(4, K=2, degree=1, field=7).alphas.tolist() == [3, 4, 5, 6]
+    message = (
+        "`n + K + T` must be <= p - 1 = 6 (distinct nonzero evaluation points of "
+        "GF(7)), got n + K + T=7."
+    )
+    with pytest.raises(ValueError, match=_whole(message)):
+        LagrangeCode(5, K=2, degree=1, field=7)
+
+
+def test_repr_names_every_parameter():
+    assert repr(LagrangeCode(8, K=2, degree=2, T=1, field=P)) == (
+        "LagrangeCode(n=8, K=2, degree=2, T=1, field=65537)"
+    )
+    assert repr(LagrangeCode(3, K=2, degree=1, field=None)) == (
+        "LagrangeCode(n=3, K=2, degree=1, T=0, field=None)"
+    )
+
+
+def test_tolerance_counts_two_workers_per_wrong_result():
+    code = LagrangeCode(12, K=2, degree=2, field=P)  # R = 3
+    assert code.tolerance() == 9
+    assert code.tolerance(wrong=2) == 5
+
+
+def test_padding_is_drawn_from_the_given_seed():
+    code = LagrangeCode(5, K=1, degree=1, T=2, field=P)
+    parts = [np.arange(6).reshape(2, 3)]
+    first, again = code.encode(parts, rng=5), code.encode(parts, rng=5)
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+    other = code.encode(parts, rng=6)
+    assert any(not np.array_equal(a, b) for a, b in zip(first, other, strict=True))
+
+
+def test_evaluate_returns_float64_or_int64_residues():
+    real = LagrangeCode(3, K=1, degree=1, field=None)
+    share = real.encode([np.ones(2)])[0]
+    assert real.evaluate(lambda X: np.ones(X.shape, dtype=int), share).dtype == (
+        np.float64
+    )
+    code = LagrangeCode(3, K=1, degree=1, field=P)  # galois stores GF(P) in uint32
+    value = code.evaluate(lambda X: X * X, code.encode([np.array([3, P - 1])])[0])
+    assert value.dtype == np.int64
+
+
+def test_field_array_results_decode():
+    code = LagrangeCode(5, K=2, degree=2, field=P)
+    parts = [np.array([[1, 2], [3, 4]]), np.array([[5, -6], [7, 8]])]
+    shares = code.encode(parts)
+    GF = galois_field(P)
+    results = {i: GF(code.evaluate(lambda X: X @ X, shares[i])) for i in (0, 2, 4)}
+    decoded = code.decode(results)
+    for part, got in zip(parts, decoded, strict=True):
+        np.testing.assert_array_equal(got, np.mod(part @ part, P))
+
+
+def test_decode_needs_two_more_results_per_wrong_one():
+    code = LagrangeCode(7, K=2, degree=1, field=P)  # R = 2
+    shares = code.encode([np.ones(2, dtype=int)] * 2)
+    results = {i: code.evaluate(lambda X: X, shares[i]) for i in range(3)}
+    message = (
+        "need (K + T - 1) degree + 1 + 2 wrong = 4 results, got 3 (from workers "
+        "[0, 1, 2])."
+    )
+    with pytest.raises(DecodingError, match=_whole(message)):
+        code.decode(results, wrong=1)
+
+
+WHOLE_MESSAGES = [
+    (lambda: LagrangeCode(0, K=1, degree=1), "`n` must be >= 1, got n=0."),
+    (lambda: LagrangeCode(3, K=0, degree=1), "`K` must be >= 1, got K=0."),
+    (lambda: LagrangeCode(3, K=1, degree=0), "`degree` must be >= 1, got degree=0."),
+    (lambda: LagrangeCode(3, K=1, degree=1, T=-1), "`T` must be >= 0, got T=-1."),
+    (
+        lambda: LagrangeCode(3, K=1, degree=1, T=1, field=None),
+        "`T` must be 0 over the reals, got T=1: random real padding does not hide "
+        "the data information-theoretically; use a prime `field` for privacy.",
+    ),
+    (
+        lambda: LagrangeCode(3, K=2, degree=1).encode([np.ones(2)]),
+        "`parts` must be a sequence of K=2 arrays, got list of length 1.",
+    ),
+    (
+        lambda: LagrangeCode(3, K=2, degree=1).encode(np.ones((2, 2), dtype=int)),
+        "`parts` must be a sequence of K=2 arrays, got ndarray of length 2.",
+    ),
+    (
+        lambda: LagrangeCode(3, K=2, degree=1).encode([np.ones(2), np.ones(3)]),
+        "`parts` must be non-empty arrays of one shape, got shapes [(2,), (3,)].",
+    ),
+    (
+        lambda: LagrangeCode(3, K=1, degree=1).encode([np.ones(2)]),
+        "`parts` must be integer arrays over GF(p).",
+        TypeError,
+    ),
+    (
+        lambda: LagrangeCode(3, K=1, degree=1).decode({0: 1, 1: 1}, wrong=-1),
+        "`wrong` must be >= 0, got wrong=-1.",
+    ),
+    (
+        lambda: LagrangeCode(3, K=1, degree=1, field=None).decode({0: 1}, wrong=1),
+        "`wrong` > 0 needs a code over GF(p): over the reals the rounding of a "
+        "user's f has no bound to check against.",
+    ),
+    (
+        lambda: LagrangeCode(3, K=1, degree=1).decode({0: 1, 3: 1}),
+        "`worker` must be <= 2, got worker=3.",
+    ),
+    (
+        lambda: LagrangeCode(3, K=1, degree=1).decode({-1: 1, 0: 1}),
+        "`worker` must be >= 0, got worker=-1.",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", WHOLE_MESSAGES)
+def test_whole_messages(case):
+    call, message, *error = case  # ValueError unless named
+    with pytest.raises(error[0] if error else ValueError, match=_whole(message)):
+        call()

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coded.codes import DEFAULT_PRIME, PolynomialCode
-from coded.codes._polynomial import _stored_products
+from coded.codes import _generators as generators
+from coded.codes._polynomial import _chebyshev_worst, _stored_products
 from coded.errors import DecodingError
 from coded.testing import matrices, polynomial_codes
 
@@ -255,3 +256,105 @@ def test_worst_condition_number_is_exact_against_brute_force(n, p_a, p_b):
 def test_worst_condition_number_needs_a_real_code():
     with pytest.raises(ValueError, match="defined for real codes"):
         PolynomialCode(5, 2, 2, field=65537).worst_condition_number()
+
+
+def _whole(message):
+    return f"^{re.escape(message)}$"
+
+
+def test_chebyshev_worst_is_the_brute_force_worst_of_the_chebyshev_products():
+    # default_construction's certificate, computed afresh (it is cached per code)
+    n, p_a, p_b = 7, 2, 3
+    theta = np.arccos(np.cos((2 * np.arange(n) + 1) * np.pi / (2 * n)))
+    a = np.cos(np.outer(theta, np.arange(p_a)))  # T_j(x_i)
+    b = np.cos(np.outer(theta, p_a * np.arange(p_b)))  # T_(k p_a)(x_i)
+    G = np.stack([b[:, k] * a[:, j] for k in range(p_b) for j in range(p_a)], axis=1)
+    brute = max(
+        np.linalg.cond(G[list(rows)])
+        for rows in itertools.combinations(range(n), p_a * p_b)
+    )
+    assert _chebyshev_worst(n, p_a, p_b) == pytest.approx(brute, rel=1e-9)
+
+
+def test_coded_factors_and_points_are_read_only():
+    code = PolynomialCode(5, 2, 2, construction="chebyshev")
+    enc = code.encode_operands(np.ones((4, 3)), np.ones((3, 2)))
+    for array in (enc.lefts[0], enc.rights[4], code.points):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 1.0
+
+
+def test_float32_operands_give_float32_factors():
+    code = PolynomialCode(5, 2, 2)
+    enc = code.encode_operands(
+        np.ones((4, 3), dtype=np.float32), np.ones((3, 2), dtype=np.float32)
+    )
+    assert enc.lefts[0].dtype == enc.rights[0].dtype == np.float32
+
+
+def test_encode_and_decode_a_vector_right_operand_over_gf():
+    code = PolynomialCode(5, 2, 1, field=DEFAULT_PRIME)
+    A, x = np.array([[1, -2], [3, 4], [-5, 6], [7, 8]]), np.array([2, -3])
+    pairs = code.encode(A, x)
+    assert all(right.shape == (2,) for _, right in pairs)
+    products = {i: code.multiply(*pairs[i]) for i in (1, 4)}
+    C = code.decode(products)
+    assert C.shape == (4,)
+    np.testing.assert_array_equal(C, [8, -6, -28, -10])
+
+
+def test_gf_code_reports_its_construction():
+    code = PolynomialCode(5, 2, 2, field=DEFAULT_PRIME)
+    assert code.construction == "vandermonde"
+    assert repr(code) == "PolynomialCode(n=5, p_a=2, p_b=2, field=65537)"
+    assert repr(PolynomialCode(4, 2, 2, construction="monomial")) == (
+        "PolynomialCode(n=4, p_a=2, p_b=2, field=None, construction='monomial')"
+    )
+
+
+WHOLE_MESSAGES = [
+    (lambda: PolynomialCode(0, 1, 1), ValueError, "`n` must be >= 1, got n=0."),
+    (lambda: PolynomialCode(3, 1, 0), ValueError, "`p_b` must be >= 1, got p_b=0."),
+    (
+        lambda: PolynomialCode(4, 2, 2, DEFAULT_PRIME, construction="chebyshev"),
+        ValueError,
+        "`construction` applies to real codes (field=None); a code over GF(65537) "
+        "uses monomials at 1..n, got construction='chebyshev'.",
+    ),
+    (
+        lambda: PolynomialCode(5, 2, 2, field=DEFAULT_PRIME).worst_condition_number(),
+        ValueError,
+        "`worst_condition_number` is defined for real codes (field=None), got a code "
+        "over GF(65537).",
+    ),
+    (
+        lambda: PolynomialCode(4, 2, 2).encode(np.ones((2, 2)), np.ones((2, 3))),
+        ValueError,
+        "`A` rows must be divisible by p_a=2 and `B` columns by p_b=2 (a vector B "
+        "needs p_b=1), got A.shape=(2, 2), B.shape=(2, 3).",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), WHOLE_MESSAGES)
+def test_whole_messages(call, error, message):
+    with pytest.raises(error, match=_whole(message)):
+        call()
+
+
+def test_worst_condition_number_runs_the_generators_search_with_its_options():
+    code = PolynomialCode(200, 1, 1)  # one column of ones: every cond is 1
+    G = code.generator
+    for options in (
+        {"exact_limit": 1},  # the defaults: 20000 samples, 8 starts, seed 0
+        {"exact_limit": 1, "samples": 4, "starts": 1, "rng": 3},
+    ):
+        assert code.worst_condition_number(
+            **options
+        ) == generators.worst_condition_number(G, **options)
+    assert code.worst_condition_number(exact_limit=1).evaluated == 20_000 + 8 * 199
+    seeded = code.worst_condition_number(exact_limit=1, samples=1, starts=1, rng=3)
+    assert (
+        seeded.survivors
+        != code.worst_condition_number(exact_limit=1, samples=1, starts=1).survivors
+    )
