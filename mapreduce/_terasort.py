@@ -142,8 +142,8 @@ def terasort(
     Examples
     --------
     >>> from distributed import Client, LocalCluster
-    >>> with LocalCluster(n_workers=3, processes=False) as cluster:
-    ...     with Client(cluster) as client:
+    >>> with LocalCluster(n_workers=3, processes=False, dashboard_address=":0") as c:
+    ...     with Client(c) as client:
     ...         run = terasort(1000, client=client, K=3, r=2, seed=1)
     ...         first = run.partitions[0].result()
     >>> len(first) == run.outputs[0].count, sum(p.count for p in run.outputs)

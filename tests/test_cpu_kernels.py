@@ -74,6 +74,7 @@ def test_forced_kernels_are_two_on_x86_64_with_avx():
 
 
 FORCED = list(zip(forced_kernels(), (1, 2), strict=False))
+FORCED_TEST = "test_numeric_doctests_under_a_forced_kernel"
 
 
 def _start(kernel: str, threads: int, log: Path) -> subprocess.Popen[bytes]:
@@ -115,8 +116,8 @@ def forced_runs(request, tmp_path_factory):
     """The selected kernels' runs, started together (mostly one core each)."""
     selected = {
         item.callspec.params["kernel"]
-        for item in request.session.items
-        if item.originalname == "test_numeric_doctests_under_a_forced_kernel"
+        for item in request.session.items  # doctest items have no originalname
+        if getattr(item, "originalname", "") == FORCED_TEST
     }
     logs = tmp_path_factory.mktemp("kernels")
     runs = {
