@@ -221,6 +221,15 @@ SHARDS: dict[str, Shard] = {
             "tests/theory/test_theory_error_branches.py",
         ),
     ),
+    "theory-validation": Shard(
+        ("theory/validation.py", "theory/rng.py"),
+        (
+            "tests/theory/test_validation.py",
+            "tests/theory/test_theory_error_branches.py",
+            "tests/test_bad_input.py",
+            _ERRORS,
+        ),
+    ),
     "solvers": Shard(
         ("allocation/_solvers.py",),
         (
@@ -1538,6 +1547,46 @@ EQUIVALENT: dict[str, str] = {
     "coded.codes._hierarchical.xǁHierarchicalDecoderǁadd__mutmut_77": (
         "as mutant 75 (dtype dropped)"
     ),
+    # shard theory-validation
+    "theory.validation.x_check_finite_matrix__mutmut_19": (
+        "kind not in 'XXiufXX': no dtype kind is 'X', so the test of 'i', 'u', 'f' "
+        "is unchanged"
+    ),
+    "theory.validation.x_check_finite_matrix__mutmut_35": "astype(None) is float64",
+    "theory.validation.x_check_finite_matrix__mutmut_36": (
+        "astype(copy=None): copies only if needed, as copy=False"
+    ),
+    "theory.validation.x_check_ndim__mutmut_6": (
+        "ndim >= max(allowed): at equality ndim is allowed and returned before"
+    ),
+    "theory.validation.x_check_ndim__mutmut_11": "as mutant 6",
+    "theory.validation.x_is_prime__mutmut_6": (
+        "not strictly equivalent: the witness 4 for the prime 3 (q + 1 is even, so "
+        "trial division is unchanged: 2 divides first); the two sets of 13 bases "
+        "differ only on a composite that is a strong pseudoprime to one set and not "
+        "the other: none is known to us below 3.3e24, none below 3e6 (searched), "
+        "and the psi_j table kills none"
+    ),
+    "theory.validation.x_is_prime__mutmut_7": "as mutant 6 (6 for 5)",
+    "theory.validation.x_is_prime__mutmut_8": "as mutant 6 (8 for 7)",
+    "theory.validation.x_is_prime__mutmut_9": "as mutant 6 (12 for 11)",
+    "theory.validation.x_is_prime__mutmut_10": "as mutant 6 (14 for 13)",
+    "theory.validation.x_is_prime__mutmut_11": "as mutant 6 (18 for 17)",
+    "theory.validation.x_is_prime__mutmut_12": "as mutant 6 (20 for 19)",
+    "theory.validation.x_is_prime__mutmut_13": "as mutant 6 (24 for 23)",
+    "theory.validation.x_is_prime__mutmut_14": "as mutant 6 (30 for 29)",
+    "theory.validation.x_is_prime__mutmut_15": "as mutant 6 (32 for 31)",
+    "theory.validation.x_is_prime__mutmut_16": "as mutant 6 (38 for 37)",
+    "theory.validation.x_is_prime__mutmut_17": "as mutant 6 (42 for 41)",
+    "theory.validation.x_is_prime__mutmut_25": (
+        "not strictly equivalent: one squaring more, up to a^(n - 1); a prime still "
+        "passes, and a composite passes only if every witness reaches -1 there, "
+        "with a^(n - 1) = -1 (not a Fermat liar): none below 3e6 (searched)"
+    ),
+    "theory.validation.x_is_prime__mutmut_34": (
+        "as mutant 25 (s doubled: more squarings past a^(n - 1))"
+    ),
+    "theory.validation.x_is_prime__mutmut_48": "as mutant 25 (two squarings more)",
     # shard rateless
     "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_2": "astype(None) is float64",
     "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_3": (
