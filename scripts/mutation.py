@@ -145,6 +145,13 @@ SHARDS: dict[str, Shard] = {
         ("coded/codes/_freivalds.py", "coded/codes/_consistency.py"),
         ("tests/coded/test_verification.py",),
     ),
+    "hierarchical-codes": Shard(
+        ("coded/codes/_hierarchical.py",),
+        (
+            "tests/coded/test_hierarchical.py",
+            "tests/theory/test_hierarchical_latency.py",  # product decoding oracle
+        ),
+    ),
     "theory-small": Shard(
         (
             "theory/_thresholds.py",
@@ -212,6 +219,15 @@ SHARDS: dict[str, Shard] = {
         (
             "tests/theory/test_hierarchical_latency.py",
             "tests/theory/test_theory_error_branches.py",
+        ),
+    ),
+    "theory-validation": Shard(
+        ("theory/validation.py", "theory/rng.py"),
+        (
+            "tests/theory/test_validation.py",
+            "tests/theory/test_theory_error_branches.py",
+            "tests/test_bad_input.py",
+            _ERRORS,
         ),
     ),
     "solvers": Shard(
@@ -1512,6 +1528,241 @@ EQUIVALENT: dict[str, str] = {
         "as mutant 15 (copy dropped)"
     ),
     "coded.codes._gradient_schemes.x__partial__mutmut_18": "as mutant 15 (copy=True)",
+    # shard hierarchical-codes
+    "coded.codes._hierarchical.x__bound__mutmut_6": (
+        "no bottom > 0 guard: the bottom is sigma_min of a square MDS generator "
+        "block, invertible, so never 0"
+    ),
+    "coded.codes._hierarchical.x__bound__mutmut_8": "as mutant 6 (bottom >= 0)",
+    "coded.codes._hierarchical.x__bounded__mutmut_2": (
+        "the fast path off: check_int returns the same int for an int in range"
+    ),
+    "coded.codes._hierarchical.x__bounded__mutmut_4": (
+        "as mutant 2, for value = low only"
+    ),
+    "coded.codes._hierarchical.x__bounded__mutmut_5": (
+        "as mutant 2, for value = high only"
+    ),
+    "coded.codes._hierarchical.x__widest__mutmut_2": (
+        "zip(strict=None): every extreme is a (top, bottom) pair"
+    ),
+    "coded.codes._hierarchical.x__widest__mutmut_4": "as mutant 2 (strict dropped)",
+    "coded.codes._hierarchical.x__widest__mutmut_5": "as mutant 2 (strict=False)",
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ__init____mutmut_6": (
+        "n without its lower bound: check_levels checks n >= 1 next, with the same "
+        "message"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ__init____mutmut_9": (
+        "as mutant 6 (min_value dropped)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ__init____mutmut_59": (
+        "zip(strict=None): one MDSCode per level, built from the levels"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ__init____mutmut_62": (
+        "as mutant 59 (strict dropped)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ__init____mutmut_63": (
+        "as mutant 59 (strict=False)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_apply_levels__mutmut_28": (
+        "reshape(K, -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_extremes__mutmut_6": (
+        "svd(compute_uv=None): None is false, as False"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_2": (
+        "the factor cache skipped: the factorisation is recomputed, the same"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_3": (
+        "as mutant 2 (cache looked up under None)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_20": (
+        "as mutant 2 (None cached)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_11": (
+        "lu_factor(check_finite=None): false, as False"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_13": (
+        "lu_factor checking finiteness: the generator's rows are always finite"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_14": (
+        "as mutant 13 (check_finite=True)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_solve__mutmut_9": (
+        "lu_solve(check_finite=None): None is false, as False"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁencode_operands__mutmut_26": (
+        "astype(copy=None): the sources are only read, copied or not"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁencode_operands__mutmut_28": (
+        "as mutant 26 (copy dropped)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁencode_operands__mutmut_30": (
+        "as mutant 26 (copy=True)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁencode_operands__mutmut_33": (
+        "astype(copy=None) of the fresh coded array: a copy or not, the same shares"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁencode_operands__mutmut_35": (
+        "as mutant 33 (copy dropped)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁencode_operands__mutmut_37": (
+        "as mutant 33 (copy=True)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁencode_operands__mutmut_46": (
+        "reshape(-2, d): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁexplain__mutmut_12": (
+        "zip(strict=None): one count per level, as the range"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁexplain__mutmut_15": (
+        "as mutant 12 (strict dropped)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁexplain__mutmut_29": (
+        "as mutant 12 (strict=False)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁrepair__mutmut_33": (
+        "context m=None: decode returns sources[:m], and m = blocks * rows is all "
+        "of them"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁrepair__mutmut_36": (
+        "is_vector=None: None is false, as False"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁrepair__mutmut_76": (
+        "astype(copy=None) of a fresh array: the same shares"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁrepair__mutmut_78": (
+        "as mutant 76 (copy dropped)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁrepair__mutmut_80": (
+        "as mutant 76 (copy=True)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁrepair__mutmut_86": (
+        "reshape(-2, d): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ__init____mutmut_19": (
+        "float64 member counts: whole numbers, compared with k_l as the int64 ones"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ__init____mutmut_21": (
+        "as mutant 19 (dtype dropped)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_check_value__mutmut_14": (
+        "kind not in 'XXiufXX': no dtype kind is 'X', so the test of 'i', 'u', 'f' "
+        "is unchanged"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_depth__mutmut_34": (
+        "reshape(..., -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_depth__mutmut_46": (
+        "as mutant 34"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_depth__mutmut_93": (
+        "as mutant 34"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_depth__mutmut_98": (
+        "as mutant 34"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_depth__mutmut_61": (
+        "zip(strict=None): np.split returns one part per node"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_depth__mutmut_64": (
+        "as mutant 61 (strict dropped)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_depth__mutmut_72": (
+        "as mutant 61 (strict=False)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_levels__mutmut_14": (
+        "np.asarray's default for a non-empty list of ints is int64 (a decodable "
+        "pattern has leaves)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_levels__mutmut_16": (
+        "as mutant 14 (dtype dropped)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_levels__mutmut_32": (
+        "zip(strict=None): the digits are those of the workers, one each"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_levels__mutmut_35": (
+        "as mutant 32 (strict dropped)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_decode_levels__mutmut_36": (
+        "as mutant 32 (strict=False)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_fill__mutmut_12": (
+        "reshape(..., -2): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_fill__mutmut_48": "as mutant 12",
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_fill__mutmut_83": "as mutant 12",
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_fill__mutmut_115": "as mutant 12",
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_fill__mutmut_136": "as mutant 12",
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_fill__mutmut_147": "as mutant 12",
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_fill__mutmut_20": (
+        "changed = None: None and False are both false for `while`"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_fill__mutmut_89": (
+        "a row decode not marking a change: the column pass of the same sweep "
+        "follows it, and a sweep whose column pass fills nothing leaves no row to "
+        "decode (each row with k_1 <= known < n_1 was filled)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁ_leaves__mutmut_6": (
+        "reshape(-2, R): numpy reads any negative size as 'the rest', as -1"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁadd__mutmut_63": (
+        "a whole first piece stored through the partial path: the same rows in the "
+        "same dtype, then completed"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁadd__mutmut_68": (
+        "a whole result kept in its dtype (float32, integers): lu_solve casts it "
+        "exactly to the float64 of the LU factor, GF(p) values are int64 already"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁadd__mutmut_70": (
+        "as mutant 68 (dtype dropped)"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁadd__mutmut_75": (
+        "float64 seen-rows mask: 0/1 floats, any() and all() as on booleans"
+    ),
+    "coded.codes._hierarchical.xǁHierarchicalDecoderǁadd__mutmut_77": (
+        "as mutant 75 (dtype dropped)"
+    ),
+    # shard theory-validation
+    "theory.validation.x_check_finite_matrix__mutmut_19": (
+        "kind not in 'XXiufXX': no dtype kind is 'X', so the test of 'i', 'u', 'f' "
+        "is unchanged"
+    ),
+    "theory.validation.x_check_finite_matrix__mutmut_35": "astype(None) is float64",
+    "theory.validation.x_check_finite_matrix__mutmut_36": (
+        "astype(copy=None): copies only if needed, as copy=False"
+    ),
+    "theory.validation.x_check_ndim__mutmut_6": (
+        "ndim >= max(allowed): at equality ndim is allowed and returned before"
+    ),
+    "theory.validation.x_check_ndim__mutmut_11": "as mutant 6",
+    "theory.validation.x_is_prime__mutmut_6": (
+        "not strictly equivalent: the witness 4 for the prime 3 (q + 1 is even, so "
+        "trial division is unchanged: 2 divides first); the two sets of 13 bases "
+        "differ only on a composite that is a strong pseudoprime to one set and not "
+        "the other: none is known to us below 3.3e24, none below 3e6 (searched), "
+        "and the psi_j table kills none"
+    ),
+    "theory.validation.x_is_prime__mutmut_7": "as mutant 6 (6 for 5)",
+    "theory.validation.x_is_prime__mutmut_8": "as mutant 6 (8 for 7)",
+    "theory.validation.x_is_prime__mutmut_9": "as mutant 6 (12 for 11)",
+    "theory.validation.x_is_prime__mutmut_10": "as mutant 6 (14 for 13)",
+    "theory.validation.x_is_prime__mutmut_11": "as mutant 6 (18 for 17)",
+    "theory.validation.x_is_prime__mutmut_12": "as mutant 6 (20 for 19)",
+    "theory.validation.x_is_prime__mutmut_13": "as mutant 6 (24 for 23)",
+    "theory.validation.x_is_prime__mutmut_14": "as mutant 6 (30 for 29)",
+    "theory.validation.x_is_prime__mutmut_15": "as mutant 6 (32 for 31)",
+    "theory.validation.x_is_prime__mutmut_16": "as mutant 6 (38 for 37)",
+    "theory.validation.x_is_prime__mutmut_17": "as mutant 6 (42 for 41)",
+    "theory.validation.x_is_prime__mutmut_25": (
+        "not strictly equivalent: one squaring more, up to a^(n - 1); a prime still "
+        "passes, and a composite passes only if every witness reaches -1 there, "
+        "with a^(n - 1) = -1 (not a Fermat liar): none below 3e6 (searched)"
+    ),
+    "theory.validation.x_is_prime__mutmut_34": (
+        "as mutant 25 (s doubled: more squarings past a^(n - 1))"
+    ),
+    "theory.validation.x_is_prime__mutmut_48": "as mutant 25 (two squarings more)",
     # shard rateless
     "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_2": "astype(None) is float64",
     "coded.codes._rateless.xǁLTCodeǁ_right__mutmut_3": (

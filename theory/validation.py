@@ -237,7 +237,7 @@ def check_levels(n: int, levels: object) -> tuple[tuple[int, int], ...]:
         )
     if not levels:
         raise ValueError("`levels` must hold at least one (n_l, k_l) pair, got ().")
-    depth = max(1, int(math.log2(n))) if n > 1 else 1
+    depth = max(1, int(math.log2(n)))  # n = 1 allows one level, of n_l = 1
     if len(levels) > depth:
         raise ValueError(
             f"`levels` has {len(levels)} levels but n={n} workers allow at most "
@@ -541,9 +541,7 @@ def all_finite(array: np.ndarray) -> bool:
     with np.errstate(over="ignore", invalid="ignore"):
         if np.isfinite(array.sum()):
             return True
-    return bool(
-        array.size == 0 or (np.isfinite(array.min()) and np.isfinite(array.max()))
-    )
+    return bool(np.isfinite(array.min()) and np.isfinite(array.max()))
 
 
 def is_sparse(values: object) -> bool:

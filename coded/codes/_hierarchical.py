@@ -382,11 +382,15 @@ class HierarchicalCode(Code):
         groups = check_int(groups, "groups", min_value=1, max_value=n)
         if n % groups:
             divisors = [g for g in range(2, n) if n % g == 0]
-            near = min(divisors, key=lambda g: abs(g - groups)) if divisors else n
+            remedy = (
+                "use a divisor of n, e.g. groups="
+                f"{min(divisors, key=lambda g: abs(g - groups))}, or change n"
+                if divisors
+                else f"n={n} is prime, so no two-level layout has n workers: change n"
+            )
             raise ValueError(
                 f"`groups`={groups} must divide the n={n} workers into equal groups "
-                f"(n % groups = {n % groups}); use a divisor of n, e.g. "
-                f"groups={near}, or change n."
+                f"(n % groups = {n % groups}); {remedy}."
             )
         size = n // groups
         k_inner = check_int(k_inner, "k_inner", min_value=1)
@@ -829,9 +833,8 @@ class HierarchicalCode(Code):
         return fields.multiply_mod(factor, rhs, p=self._p)
 
     def __repr__(self) -> str:
-        field = "None" if self._p is None else str(self._p)
         return (
-            f"HierarchicalCode(n={self.n}, levels={self.levels}, field={field}, "
+            f"HierarchicalCode(n={self.n}, levels={self.levels}, field={self._p}, "
             f"systematic={self.systematic}, decoding={self.decoding!r})"
         )
 
@@ -917,9 +920,7 @@ class HierarchicalDecoder(Decoder):
 
     def _check_value(self, value: Any, count: int, worker: int) -> np.ndarray:
         p, width = self._code.p, self._context.c
-        if fields.is_field_array(value):
-            value = value.view(np.ndarray)
-        array = np.asarray(value)
+        array = np.asarray(value)  # a galois FieldArray too: a plain ndarray
         if array.shape not in ((count, width),) + (((count,),) if width == 1 else ()):
             raise ValueError(
                 f"`piece.value` must have shape ({count}, {width}), got {array.shape}."
@@ -1036,9 +1037,9 @@ class HierarchicalDecoder(Decoder):
             if self._groups:
                 chosen = self._chosen_groups()
                 groups = {(g,): self._group_value(g, R) for g in chosen}
-                values = self._decode_depth(0, {(): chosen}, groups, R)
+                values = self._decode_depth(0, {(): chosen}, groups)
             else:
-                values = self._decode_levels(self._leaves(self._done, R), R)
+                values = self._decode_levels(self._leaves(self._done, R))
         sources = values[()].reshape(code.blocks * context.rows, context.c)
         product = sources[: context.m]
         if context.is_vector:
@@ -1050,7 +1051,7 @@ class HierarchicalDecoder(Decoder):
         return {w: self._values[w].reshape(-1, R) for w in np.flatnonzero(done)}
 
     def _decode_levels(
-        self, leaves: dict[int, np.ndarray], R: int, root: tuple[int, ...] = ()
+        self, leaves: dict[int, np.ndarray], root: tuple[int, ...] = ()
     ) -> dict[tuple, np.ndarray]:
         """Decode the levels below `root` from the leaves up: ``{root: value}``."""
         code, done = self._code, self._done
@@ -1063,7 +1064,7 @@ class HierarchicalDecoder(Decoder):
             tuple(d): leaves[w] for d, w in zip(digits, workers.tolist(), strict=True)
         }
         for depth in range(len(code.levels) - 1, len(root) - 1, -1):
-            values = self._decode_depth(depth, plan[depth - len(root)], values, R)
+            values = self._decode_depth(depth, plan[depth - len(root)], values)
         return values
 
     # -- group-local decoding (a leader per outer group) -------------------------------
@@ -1210,7 +1211,7 @@ class HierarchicalDecoder(Decoder):
         if group in self._groups:
             return np.asarray(self._groups[group].value)
         leaves = self._leaves(self._done & self._group_workers(group), R)
-        return self._decode_levels(leaves, R, root=(group,))[(group,)]
+        return self._decode_levels(leaves, root=(group,))[(group,)]
 
     def _group_extremes(self, group: int) -> tuple[tuple[float, float], ...]:
         return tuple(self._plan_extremes(self._plan(root=(group,)), 1))
@@ -1264,7 +1265,6 @@ class HierarchicalDecoder(Decoder):
         depth: int,
         chosen: dict[tuple[int, ...], tuple[int, ...]],
         children: dict[tuple[int, ...], np.ndarray],
-        R: int,
     ) -> dict[tuple[int, ...], np.ndarray]:
         """Decode every node of `chosen` from its chosen children's values.
 
