@@ -1576,20 +1576,8 @@ EQUIVALENT: dict[str, str] = {
     "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_3": (
         "as mutant 2 (cache looked up under None)"
     ),
-    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_20": (
+    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_17": (
         "as mutant 2 (None cached)"
-    ),
-    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_11": (
-        "lu_factor(check_finite=None): false, as False"
-    ),
-    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_13": (
-        "lu_factor checking finiteness: the generator's rows are always finite"
-    ),
-    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_factor__mutmut_14": (
-        "as mutant 13 (check_finite=True)"
-    ),
-    "coded.codes._hierarchical.xǁHierarchicalCodeǁ_solve__mutmut_9": (
-        "lu_solve(check_finite=None): None is false, as False"
     ),
     "coded.codes._hierarchical.xǁHierarchicalCodeǁencode_operands__mutmut_26": (
         "astype(copy=None): the sources are only read, copied or not"
