@@ -1699,8 +1699,9 @@ EQUIVALENT: dict[str, str] = {
         "same dtype, then completed"
     ),
     "coded.codes._hierarchical.xǁHierarchicalDecoderǁadd__mutmut_68": (
-        "a whole result kept in its dtype (float32, integers): lu_solve casts it "
-        "exactly to the float64 of the LU factor, GF(p) values are int64 already"
+        "a whole result kept in its dtype (float32, integers): the decoding "
+        "product casts it exactly to the float64 of the cached inverse, GF(p) "
+        "values are int64 already"
     ),
     "coded.codes._hierarchical.xǁHierarchicalDecoderǁadd__mutmut_70": (
         "as mutant 68 (dtype dropped)"
