@@ -235,8 +235,9 @@ class MDSCode(BlockCode):
 
     .. math:: G_S \, Y = R_S, \qquad G_S \in \mathbb{R}^{\ell k \times \ell k},
 
-    by LU; rows of ``G_S`` that are unit vectors are copied, and only the
-    remaining blocks are solved. Over the reals the error of the decoded product is
+    rows of ``G_S`` that are unit vectors are copied, and only the remaining
+    blocks are solved (over the reals with the inverse of their system, applied
+    to the results in one product). Over the reals the error of the decoded product is
     amplified by up to ``cond(G_S)``, so the figure of merit is the worst case
     over all ``C(n, k)`` survivor sets, certified by
     :meth:`worst_condition_number` (exact up to 2e6 survivor sets, otherwise a
