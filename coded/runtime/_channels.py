@@ -103,6 +103,10 @@ async def serve_job(
                 channel.comm = None if comm.closed() else comm
             if channel.comm is None:  # a new channel: the op opens it
                 channel.comm = await connect(address)
+                # (de)serialized in the loop: jobs are small (B is serialized
+                # once, results are arrays); deciding to offload walked every
+                # message with dask's sizeof, and offloading cost a thread hop
+                channel.comm.allow_offload = False
                 message = {**message, "op": CHANNEL_OP}
             await channel.comm.write(message)
             if channel.stopped:
