@@ -3,6 +3,7 @@
 import numpy as np
 
 from coded.codes import Piece
+from coded.codes import _generators as generators
 
 
 def exact_product(A, B):
@@ -54,3 +55,26 @@ def assert_close_real(C, exact, cond):
     tol = 1e3 * np.finfo(np.float64).eps * max(cond, 1.0)
     scale = max(np.abs(exact).max(), 1.0)
     np.testing.assert_allclose(C, exact, rtol=tol, atol=tol * scale)
+
+
+def assert_worst_condition_search_options(code):
+    """`worst_condition_number` runs the generators' search with its options.
+
+    For a code of 200 workers whose every condition number is 1 (the reported
+    set is then the first draw): the same result as the search on its generator,
+    the default budget (20000 samples, 8 starts of 199 steps), the seed used.
+    """
+    G = code.generator
+    for options in (
+        {"exact_limit": 1},  # the defaults: 20000 samples, 8 starts, seed 0
+        {"exact_limit": 1, "samples": 4, "starts": 1, "rng": 3},
+    ):
+        assert code.worst_condition_number(
+            **options
+        ) == generators.worst_condition_number(G, **options)
+    assert code.worst_condition_number(exact_limit=1).evaluated == 20_000 + 8 * 199
+    seeded = code.worst_condition_number(exact_limit=1, samples=1, starts=1, rng=3)
+    assert (
+        seeded.survivors
+        != code.worst_condition_number(exact_limit=1, samples=1, starts=1).survivors
+    )

@@ -9,7 +9,13 @@ import warnings
 import galois
 import numpy as np
 import pytest
-from _codes_support import assert_close_real, feed, units_of, worker_results
+from _codes_support import (
+    assert_close_real,
+    assert_worst_condition_search_options,
+    feed,
+    units_of,
+    worker_results,
+)
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -1040,20 +1046,7 @@ def test_encode_names_the_blocks_of_a_code_with_sub_blocks():
 
 def test_worst_condition_number_runs_the_generators_search_with_its_options():
     code = MDSCode(200, 1)  # every cond is 1: the reported set is the first draw
-    G = code.generator
-    for options in (
-        {"exact_limit": 1},  # the defaults: 20000 samples, 8 starts, seed 0
-        {"exact_limit": 1, "samples": 4, "starts": 1, "rng": 3},
-    ):
-        assert code.worst_condition_number(
-            **options
-        ) == generators.worst_condition_number(G, **options)
-    assert code.worst_condition_number(exact_limit=1).evaluated == 20_000 + 8 * 199
-    seeded = code.worst_condition_number(exact_limit=1, samples=1, starts=1, rng=3)
-    assert (
-        seeded.survivors
-        != code.worst_condition_number(exact_limit=1, samples=1, starts=1).survivors
-    )
+    assert_worst_condition_search_options(code)
 
 
 def test_decode_results_corrects_as_many_wrong_workers_as_asked():

@@ -6,12 +6,11 @@ import re
 import galois
 import numpy as np
 import pytest
-from _codes_support import assert_close_real
+from _codes_support import assert_close_real, assert_worst_condition_search_options
 from hypothesis import given
 from hypothesis import strategies as st
 
 from coded.codes import DEFAULT_PRIME, PolynomialCode
-from coded.codes import _generators as generators
 from coded.codes._polynomial import _chebyshev_worst, _stored_products
 from coded.errors import DecodingError
 from coded.testing import matrices, polynomial_codes
@@ -344,17 +343,4 @@ def test_whole_messages(call, error, message):
 
 def test_worst_condition_number_runs_the_generators_search_with_its_options():
     code = PolynomialCode(200, 1, 1)  # one column of ones: every cond is 1
-    G = code.generator
-    for options in (
-        {"exact_limit": 1},  # the defaults: 20000 samples, 8 starts, seed 0
-        {"exact_limit": 1, "samples": 4, "starts": 1, "rng": 3},
-    ):
-        assert code.worst_condition_number(
-            **options
-        ) == generators.worst_condition_number(G, **options)
-    assert code.worst_condition_number(exact_limit=1).evaluated == 20_000 + 8 * 199
-    seeded = code.worst_condition_number(exact_limit=1, samples=1, starts=1, rng=3)
-    assert (
-        seeded.survivors
-        != code.worst_condition_number(exact_limit=1, samples=1, starts=1).survivors
-    )
+    assert_worst_condition_search_options(code)
