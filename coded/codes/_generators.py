@@ -44,6 +44,7 @@ from importlib import resources
 import numpy as np
 
 from coded.codes import _fields as fields
+from coded.codes._blas import one_blas_thread
 from theory.rng import RngLike, as_generator
 from theory.validation import check_int
 
@@ -413,7 +414,8 @@ def real_generator(N: int, K: int, *, systematic: bool) -> np.ndarray:
     rng = np.random.default_rng([N, K, int(systematic)])
     if systematic:
         return np.concatenate([np.eye(K), rng.standard_normal((N - K, K))], axis=0)
-    Q, _ = np.linalg.qr(rng.standard_normal((N, K)))
+    with one_blas_thread():  # threads spinning on busy cores took 2-19 s for 450 x 300
+        Q, _ = np.linalg.qr(rng.standard_normal((N, K)))
     return Q
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import scipy.linalg
 
 from coded.codes import _consistency as consistency
 from coded.codes import _fields as fields
@@ -631,8 +632,8 @@ class UnitCode(Code):
         if len(patterns) == 1:
             units = patterns[0][1]
             system = self._system(units)
-            if self._p is None and system.missing.size:  # one product, no copies
-                T = np.zeros((K, values.shape[0]))
+            if self._p is None and system.missing.size and rows * width >= K:
+                T = np.zeros((K, values.shape[0]))  # wide: one product, no copies
                 T[:, units] = self._real_decoding(units, system, plan.rows[0])
                 solved = apply_decoding(T, values.reshape(values.shape[0], -1))
                 return solved.astype(values.dtype, copy=False).reshape(K, rows, width)
@@ -686,15 +687,27 @@ class UnitCode(Code):
         known, missing = system.known, system.missing
         if missing.size == 0:  # known == 0..K-1: the sources arrived as they are
             return _take(rhs, system.positions)
-        if p is None:
+        if p is None and rhs.shape[1] >= K:  # wide: one product, no copies
             solved = apply_decoding(self._real_decoding(units, system, used), rhs)
             return solved.astype(rhs.dtype, copy=False)
+        # narrow (a few rows of partial results per pattern): solving the missing
+        # sources costs less than building T
         out = np.zeros((K, rhs.shape[1]), dtype=rhs.dtype)
         out[known] = _take(rhs, system.positions)
         chosen = system.others[:used]
         G = self._G[units[chosen]]
-        right = np.mod(rhs[chosen] - fields.matmul(G[:, known], out[known], p), p)
-        out[missing] = fields.solve(G[:, missing], right, p)
+        right = rhs[chosen]
+        if known.size:
+            right = right - fields.matmul(G[:, known], out[known], p)
+            if p is not None:
+                right = np.mod(right, p)
+        if p is not None:
+            out[missing] = fields.solve(G[:, missing], right, p)
+        elif used == missing.size:
+            lu = scipy.linalg.lu_factor(G[:, missing], check_finite=False)
+            out[missing] = scipy.linalg.lu_solve(lu, right, check_finite=False)
+        else:
+            out[missing] = np.linalg.lstsq(G[:, missing], right, rcond=None)[0]
         return out
 
     @abstractmethod
