@@ -899,6 +899,26 @@ EQUIVALENT: dict[str, str] = {
         "real >= cap: a closed-form load equal to its cap takes the general solver "
         "with that cap, which gives the same loads (as mutant 43)"
     ),
+    "allocation._solvers.x_solve_hcmm__mutmut_63": (
+        "bpcc_optimum without batches=1: its default is one batch"
+    ),
+    "allocation._solvers.x_solve_hcmm__mutmut_71": (
+        "overhead=None to _round: as _round's mutant 28"
+    ),
+    "allocation._solvers.x__round__mutmut_4": (
+        "size / (tau / tau_b): every caller passes options whose tau_b is the tau "
+        "it rounds at (the factor is 1)"
+    ),
+    "allocation._solvers.x__round__mutmut_20": (
+        "loads = batches = '': both are set in the first of the rounding passes"
+    ),
+    "allocation._solvers.x__round__mutmut_28": (
+        "overhead=None (or dropped, mutants 34 and 55): expected_rows, _top_up and "
+        "bpcc_tau then read the profile's c, and every caller passes "
+        "grain.workers.c, the c of that profile"
+    ),
+    "allocation._solvers.x__round__mutmut_34": "as mutant 28",
+    "allocation._solvers.x__round__mutmut_55": "as mutant 28",
     "allocation._solvers.x_solve_kim__mutmut_82": (
         "overhead=None in _round: expected_rows defaults to the profile's c, "
         "grain.workers.c"
