@@ -919,6 +919,7 @@ EQUIVALENT: dict[str, str] = {
     ),
     "allocation._solvers.x__round__mutmut_34": "as mutant 28",
     "allocation._solvers.x__round__mutmut_55": "as mutant 28",
+    "allocation._solvers.x__round__mutmut_69": "as mutant 28 (bpcc_tau's overhead)",
     "allocation._solvers.x_solve_kim__mutmut_82": (
         "overhead=None in _round: expected_rows defaults to the profile's c, "
         "grain.workers.c"

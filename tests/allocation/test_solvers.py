@@ -1,6 +1,7 @@
 """Allocation solvers: feasibility, rounding, predictions against the simulator."""
 
 import functools
+import itertools
 import re
 
 import numpy as np
@@ -147,6 +148,22 @@ def test_hcmm_under_a_binding_cap_is_near_the_capped_optimum(profile, m, l_max):
     optimum = bpcc_optimum(profile, m, batches=1, l_max=l_max).latency
     tau = bpcc_tau(profile, allocation.loads, m=m, batches=1)
     assert optimum <= tau <= optimum * 1.005  # whole rows cost < 0.5%
+
+
+def test_bpcc_batches_are_best_among_their_neighbours():
+    # two batches each, m = 59 (a worker holds at most m rows by default): no
+    # allocation one batch (2 rows) away per worker has a lower expected latency
+    profile = WorkerProfile(
+        a=[0.25, 1.56, 1.17], mu=[1.44, 11.9, 1.28], c=[0.5, 0, 0.5]
+    )
+    m, b = 59, np.full(3, 2)
+    allocation = solve_bpcc(profile, m, batches=2)
+    np.testing.assert_array_equal(allocation.batches, b)
+    tau = bpcc_tau(profile, allocation.loads, m=m, batches=b)
+    for step in itertools.product([-2, 0, 2], repeat=3):
+        loads = allocation.loads + np.array(step)
+        if loads.sum() > m and np.all((loads >= 0) & (loads <= m)):
+            assert tau <= bpcc_tau(profile, loads, m=m, batches=b) * (1 + 1e-12)
 
 
 def test_uniform_search_equals_brute_force_over_loads():
