@@ -920,6 +920,10 @@ EQUIVALENT: dict[str, str] = {
     "allocation._solvers.x__round__mutmut_34": "as mutant 28",
     "allocation._solvers.x__round__mutmut_55": "as mutant 28",
     "allocation._solvers.x__round__mutmut_69": "as mutant 28 (bpcc_tau's overhead)",
+    "allocation._solvers.x__round__mutmut_74": "as mutant 69 (overhead dropped)",
+    "allocation._solvers.x__round__mutmut_75": (
+        "float64 loads: whole numbers, which Allocation stores as int64"
+    ),
     "allocation._solvers.x_solve_kim__mutmut_82": (
         "overhead=None in _round: expected_rows defaults to the profile's c, "
         "grain.workers.c"
