@@ -1,6 +1,7 @@
 """Allocation solvers: feasibility, rounding, predictions against the simulator."""
 
 import functools
+import itertools
 import re
 
 import numpy as np
@@ -129,6 +130,40 @@ def test_bpcc_with_one_batch_gives_hcmm_loads(problem):
         hcmm = solve_hcmm(profile, m, l_max=l_max)
         np.testing.assert_array_equal(bpcc.loads, hcmm.loads)
         assert bpcc.expected_latency == pytest.approx(hcmm.expected_latency, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("profile", "m", "l_max"),
+    [
+        (WorkerProfile(a=[0.0, 1.0, 2.0], mu=[1.0, 3.0, 0.5]), 30, [12, 20, 20]),
+        (WorkerProfile(a=[1.0, 1.0, 2.0], mu=[10.0, 3.0, 0.5]), 30, [8, 30, 30]),
+    ],
+)
+def test_hcmm_under_a_binding_cap_is_near_the_capped_optimum(profile, m, l_max):
+    # the cap binds on worker 0 (a zero shift, or HCMM's 16.8 rows > 8): the
+    # others take more rows, at the capped problem's design time, not HCMM's
+    allocation = solve_hcmm(profile, m, l_max=l_max)
+    assert allocation.loads[0] == l_max[0]
+    assert np.all(allocation.loads <= l_max)
+    optimum = bpcc_optimum(profile, m, batches=1, l_max=l_max).latency
+    tau = bpcc_tau(profile, allocation.loads, m=m, batches=1)
+    assert optimum <= tau <= optimum * 1.005  # whole rows cost < 0.5%
+
+
+def test_bpcc_batches_are_best_among_their_neighbours():
+    # two batches each, m = 59 (a worker holds at most m rows by default): no
+    # allocation one batch (2 rows) away per worker has a lower expected latency
+    profile = WorkerProfile(
+        a=[0.25, 1.56, 1.17], mu=[1.44, 11.9, 1.28], c=[0.5, 0, 0.5]
+    )
+    m, b = 59, np.full(3, 2)
+    allocation = solve_bpcc(profile, m, batches=2)
+    np.testing.assert_array_equal(allocation.batches, b)
+    tau = bpcc_tau(profile, allocation.loads, m=m, batches=b)
+    for step in itertools.product([-2, 0, 2], repeat=3):
+        loads = allocation.loads + np.array(step)
+        if loads.sum() > m and np.all((loads >= 0) & (loads <= m)):
+            assert tau <= bpcc_tau(profile, loads, m=m, batches=b) * (1 + 1e-12)
 
 
 def test_uniform_search_equals_brute_force_over_loads():

@@ -12,6 +12,7 @@ import pytest
 
 from coded.codes import MDSCode, Piece
 from coded.codes._units import UnitContext
+from coded.errors import IllConditionedWarning
 
 P = 65_537
 
@@ -156,3 +157,74 @@ def test_entry_noise_per_unit_row_and_column():
         UnitContext(**base, output="real").entry_noise(np.array([0]), np.array([0]))
         is None
     )
+
+
+def _whole(code, encoded, worker):
+    return code.multiply(encoded.lefts[worker], encoded.right(worker))
+
+
+def test_least_squares_decode_is_numpys_lstsq_of_inconsistent_results():
+    # a systematic (6, 3) code: worker 0 is source 0, workers 3, 4, 5 are parity;
+    # the guard (any square system is above 1 + 1e-9) takes all three parities and
+    # solves sources 1 and 2 by least squares: perturbed results make the least
+    # squares solution differ from any square solve, so only that one matches
+    code = MDSCode(6, 3, systematic=True, max_condition=1.0 + 1e-9)
+    rng = np.random.default_rng(7)
+    A, B = rng.standard_normal((6, 4)), rng.standard_normal((4, 3))
+    encoded = code.encode_operands(A, B)
+    results = {w: _whole(code, encoded, w) for w in (0, 3, 4, 5)}
+    for w in (3, 4, 5):
+        results[w] = results[w] + 1e-3 * rng.standard_normal(results[w].shape)
+    decoder = code.decoder(encoded)
+    for w, value in results.items():
+        decoder.add(Piece(worker=w, start=0, stop=value.shape[0], value=value))
+    assert decoder.units_used == 4
+    with pytest.warns(IllConditionedWarning):
+        C = decoder.decode()
+    G = np.asarray(code.generator)[[3, 4, 5]]
+    right = np.concatenate([results[w] for w in (3, 4, 5)]).reshape(3, -1)
+    right = right - np.outer(G[:, 0], results[0].ravel())
+    missing = np.linalg.lstsq(G[:, 1:], right, rcond=None)[0].reshape(2, 2, 3)
+    np.testing.assert_allclose(C, np.vstack([results[0], *missing]), rtol=1e-12)
+    assert np.abs(C[2:] - A[2:] @ B).max() > 1e-5  # the perturbation is there
+
+
+@pytest.mark.parametrize("field", [None, P])
+def test_a_unit_beyond_the_square_system_is_not_read(field):
+    # rows of a systematic (5, 2) code: worker 4 sends its even rows, with wrong
+    # values, then workers 3 and 0 all their rows; the even rows' square system
+    # (source 0 copied, source 1 from the first parity, worker 3) leaves worker 4
+    # unread
+    code = MDSCode(5, 2, field=field, systematic=True)
+    A = np.arange(24).reshape(6, 4) - 9
+    A = A if field else A.astype(float)
+    x = np.array([2, -1, 3, 1])
+    encoded = code.encode_operands(A, x if field else x.astype(float))
+    rows = encoded.context.rows
+    decoder = code.decoder(encoded)
+    wrong = _whole(code, encoded, 4)
+    wrong = np.mod(wrong + 1, field) if field else wrong + 1.0
+    for t in range(0, rows, 2):
+        decoder.add(Piece(worker=4, start=t, stop=t + 1, value=wrong[t : t + 1]))
+    for worker in (3, 0):
+        value = _whole(code, encoded, worker)
+        decoder.add(Piece(worker=worker, start=0, stop=rows, value=value))
+    assert decoder.is_decodable
+    assert decoder.units_used == 2
+    np.testing.assert_allclose(decoder.decode(), A @ x, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("field", [None, P])
+def test_repair_reads_only_the_square_systems_shares(field):
+    # shares of workers 0 (source 0), 2, 3, 4: worker 2 alone completes the
+    # system for source 1 (a 1 x 1 system, condition 1); wrong shares 3 and 4
+    # are not read, so worker 1's share (source 1) comes back exact
+    code = MDSCode(5, 2, field=field, systematic=True)
+    A = np.arange(12).reshape(6, 2) - 4
+    A = A if field else A.astype(float)
+    lefts = code.encode_operands(A, np.zeros(2, dtype=A.dtype)).lefts
+    shares = {0: lefts[0], 2: lefts[2]}
+    for j in (3, 4):
+        shares[j] = np.mod(lefts[j] + 1, field) if field else lefts[j] + 1.0
+    rebuilt = code.repair(shares, [1])
+    np.testing.assert_allclose(rebuilt[1], lefts[1], rtol=0, atol=1e-12)

@@ -396,6 +396,77 @@ def test_best_loads_at_beats_a_dense_grid(b):
         assert loads[i] == pytest.approx(grid[np.argmax(values)], rel=1e-3)
 
 
+# nearly deterministic workers (large mu) with an overhead c: the expected rows
+# by t are a saw-tooth in the load (a tooth where each batch stops finishing),
+# so a search on the wrong piece of it, or one that leaves its piece, lands on a
+# lower tooth; caps cut a tooth (2.2) or a piece's middle (9.0)
+SHARP = WorkerProfile(a=[0.5, 2.0, 1.0], mu=[200.0, 60.0, 500.0], c=[0.3, 0.1, 0.45])
+
+
+@pytest.mark.parametrize(
+    ("b", "l_max"), [(3, None), (4, None), (4, [2.2, 9.0, 12.0]), (2, [30.0, 2.2, 9.0])]
+)
+def test_best_loads_at_finds_the_top_tooth_of_a_dense_grid(b, l_max):
+    t = 7.0
+    loads = best_loads_at(SHARP, t, batches=b, l_max=l_max)
+    caps = np.full(3, np.inf) if l_max is None else np.asarray(l_max)
+    for i in range(3):
+        a, mu, c = SHARP.a[i], SHARP.mu[i], SHARP.c[i]
+        grid = np.linspace(1e-6, min(caps[i], b * t / a), 200_001)
+        values = _rows_by_definition(grid, t, a, mu, b, c)
+        best = _rows_by_definition([loads[i]], t, a, mu, b, c)[0]
+        # within the golden-section search's tolerance (0.618^50 of a piece)
+        assert best >= values.max() * (1 - 1e-10)
+        assert best <= values.max() * (1 + 1e-4)  # the grid comes within that
+        assert loads[i] <= caps[i]
+        assert loads[i] == pytest.approx(grid[np.argmax(values)], rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("a", "mu", "c", "b", "t", "l_max"),
+    [
+        # the maximum where all 3 batches can end (v = l/b < (t/3 - c)/a), a
+        # lower one past that end: each piece (batches 1..k can end) is searched
+        # alone, up to its own end
+        (0.3, 3.5, 0.43, 3, 5.5, None),
+        # the cap binds where batches 1..3 of 6 can end: that piece's lower end,
+        # (t/4 - c)/a, must be exact
+        (0.25, 0.2, 2.1, 6, 8.6, 2.0),
+        # the cap binds where batch 1 of 4 alone can end; a lower maximum where 2
+        # can
+        (3.0, 0.75, 2.3, 4, 6.2, 1.8),
+    ],
+)
+def test_best_loads_at_against_a_dense_grid_per_piece(a, mu, c, b, t, l_max):
+    p = WorkerProfile(a=[a], mu=[mu], c=[c])
+    load = best_loads_at(p, t, batches=b, l_max=l_max)[0]
+    grid = np.linspace(1e-6, min(l_max or np.inf, b * t / a), 200_001)
+    values = _rows_by_definition(grid, t, a, mu, b, c)
+    best = _rows_by_definition([load], t, a, mu, b, c)[0]
+    assert best >= values.max() * (1 - 1e-10)
+    assert load == pytest.approx(grid[np.argmax(values)], rel=1e-3)
+
+
+def test_best_loads_at_is_zero_where_nothing_can_finish():
+    # the first batch alone costs c > t (a > 0: no piece; a = 0: a flat 0)
+    p = WorkerProfile(a=[1.0, 0.0, 1.0], mu=[2.0, 2.0, 2.0], c=[3.0, 3.0, 0.5])
+    loads = best_loads_at(p, 2.0, batches=[1, 2, 1], l_max=5.0)
+    assert loads[:2].tolist() == [0.0, 0.0]
+    assert loads[2] > 0.0
+
+
+def test_best_loads_at_of_a_zero_shift_takes_the_cap_without_warnings():
+    # a = 0: rows v sum_j (1 - exp(-mu (t/j - c)/v)) grow with v = l/b, so the cap
+    # is the maximiser; t/2 = c exactly (batch 2 ends at t) must raise no 0/0
+    # warning (the suite turns warnings into errors)
+    p = WorkerProfile(a=[0.0], mu=[1.5], c=[1.0])
+    loads = best_loads_at(p, 2.0, batches=2, l_max=6.0)
+    grid = np.linspace(1e-3, 6.0, 6001)
+    values = _rows_by_definition(grid, 2.0, 0.0, 1.5, 2, 1.0)
+    assert np.argmax(values) == grid.size - 1
+    assert loads[0] == pytest.approx(6.0, rel=1e-9)
+
+
 PAIR = WorkerProfile(a=[0.1, 1.0], mu=[1.0, 2.0])
 
 
