@@ -1068,48 +1068,75 @@ EQUIVALENT: dict[str, str] = {
     "coded.codes._units.xǁUnitCodeǁ_condition__mutmut_9": (
         "svd(compute_uv=None): None is false, as False"
     ),
-    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_37": (
-        "reshape(size, -2): as split_blocks' mutant 27"
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_16": (
+        "the wide test (rows * width >= K) only picks between two decodes of the "
+        "same sources, one product with T or an LU solve per pattern: they agree "
+        "to rounding (cond(G_m) eps); it decides the cost, not the result"
     ),
-    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_59": "as mutant 37",
-    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_92": "as mutant 37",
-    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_107": "as mutant 37",
-    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_81": (
-        "zip(..., strict=None): the plan holds one row count per pattern, always"
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_17": "as mutant 16 (> K)",
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_15": (
+        "as _solve_units' mutant 16 (> K)"
     ),
-    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_84": (
-        "as mutant 81 (strict dropped)"
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_40": (
+        "reshape(size, -2): numpy reads any negative size as 'the rest', as -1"
     ),
-    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_85": (
-        "as mutant 81 (strict=False)"
-    ),
-    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_44": (
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_62": "as mutant 40",
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_95": "as mutant 40",
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_110": "as mutant 40",
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_47": (
         "float64 sources (astype(None)): a decoder's values are float64 already "
         "(its buffer); only repair passes float32 shares, whose rebuilt shares "
         "are float64 products equal to the lost ones to rounding either way"
     ),
-    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_45": (
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_48": (
         "astype(copy=None/True/dropped): the product is a new array, a copy of "
         "it changes nothing"
     ),
-    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_47": "as mutant 45",
-    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_48": "as mutant 45",
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_50": "as mutant 48",
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_51": "as mutant 48",
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_84": (
+        "zip(..., strict=None/False/dropped): the plan holds one row count per "
+        "pattern, always"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_87": "as mutant 84",
+    "coded.codes._units.xǁUnitCodeǁ_solve_units__mutmut_88": "as mutant 84",
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_27": (
+        "float64 sources (astype(None)): real patterns are solved one by one only "
+        "from a decoder's float64 buffer (repair has one pattern)"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_28": (
+        "as _solve_units' mutant 48"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_30": (
+        "as _solve_units' mutant 48"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_31": (
+        "as _solve_units' mutant 48"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_71": (
+        "lu_factor(check_finite=None/True/dropped): G and the validated pieces "
+        "are finite, the check only costs time"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_73": "as mutant 71",
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_74": "as mutant 71",
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_78": (
+        "as mutant 71 (lu_solve)"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_81": (
+        "as mutant 71 (lu_solve)"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_82": (
+        "as mutant 71 (lu_solve)"
+    ),
+    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_88": (
+        "lstsq without rcond: numpy 2's default is rcond=None already"
+    ),
     "coded.codes._units.xǁUnitCodeǁ_real_decoding__mutmut_4": (
         "the pseudo-inverse of every system (square None or False): an invertible "
         "square G_m's pseudo-inverse is its inverse, the decode differs by "
         "rounding (cond(G_m) eps) only"
     ),
     "coded.codes._units.xǁUnitCodeǁ_real_decoding__mutmut_8": "as mutant 4",
-    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_24": (
-        "float64 sources (astype(None)): real patterns are solved one by one only "
-        "from a decoder's float64 buffer (repair has one pattern), and the "
-        "sources array they are written into has the values' dtype anyway"
-    ),
-    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_25": (
-        "astype(copy=None/True/dropped): as _solve_units' mutant 45"
-    ),
-    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_27": "as mutant 25",
-    "coded.codes._units.xǁUnitCodeǁ_solve_pattern__mutmut_28": "as mutant 25",
     "coded.codes._units.xǁUnitCodeǁ_usable__mutmut_8": (
         "covered as float64 zeros: the counts stay whole numbers, compared and "
         "converted with int() alike"

@@ -228,3 +228,17 @@ def test_repair_reads_only_the_square_systems_shares(field):
         shares[j] = np.mod(lefts[j] + 1, field) if field else lefts[j] + 1.0
     rebuilt = code.repair(shares, [1])
     np.testing.assert_allclose(rebuilt[1], lefts[1], rtol=0, atol=1e-12)
+
+
+def test_a_decode_over_a_31_bit_prime_reduces_the_known_sources_exactly():
+    # nine known sources near +-p/2 (p = 2^31 - 1) times parity entries up to p:
+    # G[:, known] @ S_known overflows int64 unless it is taken mod p
+    p = 2_147_483_647
+    code = MDSCode(12, 10, field=p, systematic=True)
+    edge = p // 2 - 1
+    A = np.array([[edge], [-edge]] * 5, dtype=np.int64)
+    x = np.ones(1, dtype=np.int64)
+    encoded = code.encode_operands(A, x)
+    survivors = (0, 1, 2, 4, 5, 6, 7, 8, 9, 10)  # systematic worker 3 lost
+    results = {i: code.multiply(encoded.lefts[i], encoded.right(i)) for i in survivors}
+    np.testing.assert_array_equal(code.decode(results), A @ x)
