@@ -3,9 +3,17 @@ import time
 
 import pytest
 
-from coded import LocalCodedCluster
+from coded import HierarchicalCode, LocalCodedCluster
 
 N_WORKERS = 6
+
+
+def two_groups_of_three(field=None):
+    """HierarchicalCode on the N_WORKERS = 6 workers: two groups of three.
+
+    One group (two of its members) suffices to decode.
+    """
+    return HierarchicalCode(N_WORKERS, [(2, 1), (3, 2)], field)
 
 
 @pytest.fixture(scope="session")

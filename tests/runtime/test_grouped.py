@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import N_WORKERS
+from conftest import two_groups_of_three
 
 from coded import (
     HierarchicalCode,
@@ -24,12 +24,6 @@ pytestmark = pytest.mark.runtime
 P = 65_537
 
 
-def _code(field=None):
-    # two groups of three: one group (two of its members) suffices
-    assert N_WORKERS == 6
-    return HierarchicalCode(6, [(2, 1), (3, 2)], field)
-
-
 @pytest.mark.parametrize("field", [None, P])
 def test_grouped_and_flat_calls_give_the_same_product(client, field):
     rng = np.random.default_rng(0 if field is None else 1)
@@ -37,7 +31,7 @@ def test_grouped_and_flat_calls_give_the_same_product(client, field):
     B = rng.integers(-9, 10, size=(5, 3))
     if field is None:
         A, B = A.astype(float), B.astype(float)
-    with place_operand(A, scheme=_code(field), client=client) as placed:
+    with place_operand(A, scheme=two_groups_of_three(field), client=client) as placed:
         grouped = coded_matmul(placed, B, transport="grouped")
         flat = coded_matmul(placed, B, transport="resident")
         vector = coded_matmul(placed, B[:, 0], transport="grouped")
@@ -66,7 +60,7 @@ def test_grouped_and_flat_calls_give_the_same_product(client, field):
 def test_lost_and_slow_members_leave_the_decode(client, stragglers, allowed):
     rng = np.random.default_rng(2)
     A, x = rng.standard_normal((12, 4)), rng.standard_normal(4)
-    with place_operand(A, scheme=_code(), client=client) as placed:
+    with place_operand(A, scheme=two_groups_of_three(), client=client) as placed:
         result = coded_matmul(
             placed, x, transport="grouped", stragglers=stragglers, timeout=20
         )
@@ -78,7 +72,7 @@ def test_lost_and_slow_members_leave_the_decode(client, stragglers, allowed):
 def test_groups_beyond_the_guarantee_raise_a_named_error(client):
     A, x = np.ones((6, 2)), np.ones(2)
     with (
-        place_operand(A, scheme=_code(), client=client) as placed,
+        place_operand(A, scheme=two_groups_of_three(), client=client) as placed,
         pytest.raises(NotEnoughResultsError) as caught,
     ):
         coded_matmul(
@@ -99,7 +93,7 @@ def test_silent_groups_end_at_the_timeout(client):
     A, x = np.ones((6, 2)), np.ones(2)
     slow = Stragglers(delays=dict.fromkeys(range(6), 30.0))
     with (
-        place_operand(A, scheme=_code(), client=client) as placed,
+        place_operand(A, scheme=two_groups_of_three(), client=client) as placed,
         pytest.raises(NotEnoughResultsError, match=r"timeout after 1\.0 s"),
     ):
         coded_matmul(placed, x, transport="grouped", stragglers=slow, timeout=1.0)
@@ -108,7 +102,9 @@ def test_silent_groups_end_at_the_timeout(client):
 def test_what_group_leaders_cannot_serve_is_refused_by_name(client):
     A, x = np.ones((6, 2)), np.ones(2)
     with pytest.raises(ValueError, match="serves the shares of a placed A"):
-        coded_matmul(A, x, scheme=_code(), client=client, transport="grouped")
+        coded_matmul(
+            A, x, scheme=two_groups_of_three(), client=client, transport="grouped"
+        )
     with (
         place_operand(A, client=client, k=4) as flat,
         pytest.raises(ValueError, match="HierarchicalCode of two levels"),

@@ -166,20 +166,22 @@ def test_call_overhead_counts():
     assert again.leader_seconds == pytest.approx(leader)
 
 
+_TRUE = RuntimeCosts(
+    message_seconds=3e-4,
+    leader_message_seconds=5e-5,
+    byte_seconds=2e-9,
+    flop_seconds=5e-11,
+    worker_seconds=2e-5,
+    call_seconds=1e-3,
+)
+
+
 def test_fit_recovers_the_constants():
-    true = RuntimeCosts(
-        message_seconds=3e-4,
-        leader_message_seconds=5e-5,
-        byte_seconds=2e-9,
-        flop_seconds=5e-11,
-        worker_seconds=7e-5,
-        call_seconds=1e-3,
-    )
     layouts = [[(n, n - 2)] for n in (8, 16, 32, 64)]
     layouts += [[(2, 2), (4, 3)], [(4, 3), (4, 3)], [(8, 7), (8, 6)]]
     sizes = [1e6, 8e6, 2e6, 4e6, 8e6, 1e6, 2e6]
     overheads = [
-        call_overhead(layout, true, product_bytes=b)
+        call_overhead(layout, _TRUE, product_bytes=b)
         for layout, b in zip(layouts, sizes, strict=True)
     ]
     fit = fit_runtime_costs(
@@ -192,8 +194,8 @@ def test_fit_recovers_the_constants():
         part="client",
     )
     for name in RuntimeCosts.__dataclass_fields__:
-        assert getattr(fit, name) == pytest.approx(getattr(true, name), rel=1e-6)
-        expected = 0.0 if name == "leader_message_seconds" else getattr(true, name)
+        assert getattr(fit, name) == pytest.approx(getattr(_TRUE, name), rel=1e-6)
+        expected = 0.0 if name == "leader_message_seconds" else getattr(_TRUE, name)
         assert getattr(client, name) == pytest.approx(expected, rel=1e-6, abs=1e-15)
 
 
@@ -360,16 +362,6 @@ def test_call_overhead_below_one_byte():
         [18, 0, 0.5 + 10 * 0.25, 2 / 3 * 8**3 + 2 * 8 / 16, 10, 1],
         rtol=1e-15,
     )
-
-
-_TRUE = RuntimeCosts(
-    message_seconds=3e-4,
-    leader_message_seconds=5e-5,
-    byte_seconds=2e-9,
-    flop_seconds=5e-11,
-    worker_seconds=2e-5,
-    call_seconds=1e-3,
-)
 
 
 @pytest.mark.parametrize(
